@@ -1,0 +1,43 @@
+import { InvalidRequestError } from './errors.js';
+import type { WebhookEvent } from './types.js';
+
+/** Longest event id accepted: ids are store keys, so they are bounded. */
+export const MAX_EVENT_ID_LENGTH = 255;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parse a verified body and check the envelope fields the receiver relies on: `id` (the dedup key),
+ * `type` (routing), `created` (the replay window), `data` and `livemode`. JSON.parse makes `__proto__`
+ * an own property, so payload keys cannot reach any prototype.
+ */
+export function parseEnvelope(text: string): WebhookEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new InvalidRequestError('The body is not valid JSON.');
+  }
+  if (!isPlainObject(value)) throw new InvalidRequestError('The body must be a JSON object.');
+  const { id, type, created, data, livemode, pending_webhooks, request } = value;
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID_LENGTH) {
+    throw new InvalidRequestError(
+      `\`id\` must be a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters.`,
+    );
+  }
+  if (typeof type !== 'string' || type.length === 0)
+    throw new InvalidRequestError('`type` must be a non-empty string.');
+  if (!Number.isSafeInteger(created))
+    throw new InvalidRequestError('`created` must be an integer (Unix seconds).');
+  if (!isPlainObject(data)) throw new InvalidRequestError('`data` must be an object.');
+  if (typeof livemode !== 'boolean') throw new InvalidRequestError('`livemode` must be a boolean.');
+  if (pending_webhooks !== undefined && !Number.isSafeInteger(pending_webhooks)) {
+    throw new InvalidRequestError('`pending_webhooks` must be an integer when present.');
+  }
+  if (request !== undefined && request !== null && !isPlainObject(request)) {
+    throw new InvalidRequestError('`request` must be an object when present.');
+  }
+  return value as unknown as WebhookEvent;
+}

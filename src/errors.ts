@@ -1,0 +1,247 @@
+/**
+ * Every way a delivery can go wrong, as typed errors with a stable `code`, and the one table that maps
+ * each code to what the sender is told. Nothing else in the library picks a status.
+ */
+
+/** The status table of the public contract: every error code, its HTTP status, its public message. */
+export const STATUS_TABLE = {
+  missing_signature: { status: 401, message: 'The x-service-signature header is missing.' },
+  invalid_signature: {
+    status: 401,
+    message: 'The x-service-signature header is malformed or does not match the body.',
+  },
+  invalid_request: { status: 400, message: 'The body is not a valid event.' },
+  event_too_old: { status: 400, message: 'The event is outside the accepted time window.' },
+  payload_too_large: { status: 413, message: 'The body is larger than this receiver accepts.' },
+  method_not_allowed: { status: 405, message: 'Deliveries must use POST.' },
+  event_in_progress: {
+    status: 409,
+    message: 'This event is being handled by another delivery; retry later.',
+  },
+  handler_failed: { status: 500, message: 'The receiver failed to handle the event; retry later.' },
+  raw_body_unavailable: {
+    status: 500,
+    message: 'The receiver is misconfigured and cannot read the raw body; retry later.',
+  },
+  handler_timeout: {
+    status: 503,
+    message: 'The receiver did not finish handling the event in time; retry later.',
+  },
+  store_unavailable: { status: 503, message: 'The receiver cannot record events right now; retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** A stable, machine-readable error code from the status table (plus `invalid_configuration` and `lease_lost`). */
+export type WebhookErrorCode = keyof typeof STATUS_TABLE | 'invalid_configuration' | 'lease_lost';
+
+/**
+ * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes
+ * between versions, rather than on the message.
+ *
+ * @example
+ * ```ts
+ * webhooks.onError((error) => {
+ *   if (error.code === 'store_unavailable') pageOnCall(error.cause);
+ * });
+ * ```
+ */
+export class WebhookError extends Error {
+  override name = 'WebhookError';
+  readonly code: WebhookErrorCode;
+  /** The HTTP status the sender is answered with for this error (500 for errors never sent). */
+  readonly status: number;
+
+  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.status = code in STATUS_TABLE ? STATUS_TABLE[code as keyof typeof STATUS_TABLE].status : 500;
+  }
+}
+
+/**
+ * The delivery carried no `x-service-signature` header (401).
+ * @example
+ * ```ts
+ * try { await webhooks.verifyAndParse(body, undefined); } catch (e) { e instanceof MissingSignatureError; }
+ * ```
+ */
+export class MissingSignatureError extends WebhookError {
+  override name = 'MissingSignatureError';
+  constructor() {
+    super('missing_signature', STATUS_TABLE.missing_signature.message);
+  }
+}
+
+/**
+ * The signature is not `sha256=` and 64 lowercase hex digits, or no configured secret produced it (401).
+ * @example
+ * ```ts
+ * try { await webhooks.verifyAndParse(body, 'sha256=00'); } catch (e) { e instanceof InvalidSignatureError; }
+ * ```
+ */
+export class InvalidSignatureError extends WebhookError {
+  override name = 'InvalidSignatureError';
+  constructor() {
+    super('invalid_signature', STATUS_TABLE.invalid_signature.message);
+  }
+}
+
+/**
+ * The body was signed but is not JSON or not a valid event envelope (400). The message names the field.
+ * @example
+ * ```ts
+ * try { await webhooks.verifyAndParse(signedGarbage, signature); } catch (e) { e instanceof InvalidRequestError; }
+ * ```
+ */
+export class InvalidRequestError extends WebhookError {
+  override name = 'InvalidRequestError';
+  constructor(message: string = STATUS_TABLE.invalid_request.message, options?: { cause?: unknown }) {
+    super('invalid_request', message, options);
+  }
+}
+
+/**
+ * The signed `created` is older than `maxEventAgeSeconds` or too far in the future: a replay (400).
+ * @example
+ * ```ts
+ * try { await webhooks.verifyAndParse(oldBody, signature); } catch (e) { e instanceof EventTooOldError; }
+ * ```
+ */
+export class EventTooOldError extends WebhookError {
+  override name = 'EventTooOldError';
+  constructor() {
+    super('event_too_old', STATUS_TABLE.event_too_old.message);
+  }
+}
+
+/**
+ * The body is larger than `maxBodyBytes` (413).
+ * @example
+ * ```ts
+ * return webhooks.reject(new PayloadTooLargeError());
+ * ```
+ */
+export class PayloadTooLargeError extends WebhookError {
+  override name = 'PayloadTooLargeError';
+  constructor() {
+    super('payload_too_large', STATUS_TABLE.payload_too_large.message);
+  }
+}
+
+/**
+ * A route owned by an adapter was called with another method than POST (405).
+ * @example
+ * ```ts
+ * return webhooks.reject(new MethodNotAllowedError());
+ * ```
+ */
+export class MethodNotAllowedError extends WebhookError {
+  override name = 'MethodNotAllowedError';
+  constructor() {
+    super('method_not_allowed', STATUS_TABLE.method_not_allowed.message);
+  }
+}
+
+/**
+ * Another delivery of the same event holds the claim right now (409, with `Retry-After`).
+ * @example
+ * ```ts
+ * const { status } = await webhooks.handle(copyOfEventBeingHandled); // 409
+ * ```
+ */
+export class EventInProgressError extends WebhookError {
+  override name = 'EventInProgressError';
+  constructor() {
+    super('event_in_progress', STATUS_TABLE.event_in_progress.message);
+  }
+}
+
+/**
+ * A handler threw or rejected; `cause` is what it threw (500, so the sender retries). The handler's
+ * message is never sent to the sender.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error instanceof HandlerFailedError) console.error(error.cause); });
+ * ```
+ */
+export class HandlerFailedError extends WebhookError {
+  override name = 'HandlerFailedError';
+  constructor(cause: unknown) {
+    super('handler_failed', 'A handler threw while handling the event.', { cause });
+  }
+}
+
+/**
+ * The handlers ran past `handlerTimeoutMs`; `ctx.signal` was aborted with this error (503).
+ * @example
+ * ```ts
+ * webhooks.on('user.created', async (event, ctx) => { await fetch(url, { signal: ctx.signal }); });
+ * ```
+ */
+export class HandlerTimeoutError extends WebhookError {
+  override name = 'HandlerTimeoutError';
+  constructor(timeoutMs: number) {
+    super('handler_timeout', `The handlers did not settle within ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * The idempotency store failed or missed its deadline; `cause` says how (503 when failing closed).
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error.code === 'store_unavailable') alert(error.cause); });
+ * ```
+ */
+export class StoreUnavailableError extends WebhookError {
+  override name = 'StoreUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_unavailable', message, options);
+  }
+}
+
+/**
+ * A delivery's claim expired and another delivery took the event over before this one completed: the
+ * handlers may have run twice. Reported to `onError`; the sender still gets its 200.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error instanceof LeaseLostError) metrics.increment('webhook.lease_lost'); });
+ * ```
+ */
+export class LeaseLostError extends WebhookError {
+  override name = 'LeaseLostError';
+  constructor(eventId: string) {
+    super(
+      'lease_lost',
+      `The claim on event ${eventId} expired before it was completed; raise leaseSeconds or make the handlers faster.`,
+    );
+  }
+}
+
+/**
+ * An adapter found the body already parsed by another middleware, so the signed bytes are gone (500,
+ * so the sender retries once the setup is fixed). The message names the fix for the framework.
+ * @example
+ * ```ts
+ * return webhooks.reject(new RawBodyUnavailableError('Mount the webhook route before express.json().'));
+ * ```
+ */
+export class RawBodyUnavailableError extends WebhookError {
+  override name = 'RawBodyUnavailableError';
+  constructor(fix: string) {
+    super('raw_body_unavailable', `The raw request body is not available: ${fix}`);
+  }
+}
+
+/**
+ * `createWebhooks` or a store was given options it cannot work with. Thrown at construction; the
+ * message says what to change.
+ * @example
+ * ```ts
+ * createWebhooks({ secret: '' }); // throws ConfigurationError: `secret` is empty ...
+ * ```
+ */
+export class ConfigurationError extends WebhookError {
+  override name = 'ConfigurationError';
+  constructor(message: string) {
+    super('invalid_configuration', message);
+  }
+}

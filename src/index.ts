@@ -1,0 +1,69 @@
+/**
+ * service-webhooks: receive the service's webhooks safely. Verify the signature over the raw bytes,
+ * deduplicate retries and races by event id, route to typed handlers.
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', (event) => console.log(event.data.email));
+ * ```
+ * @packageDocumentation
+ */
+export { createWebhooks, type Webhooks } from './create-webhooks.js';
+export {
+  ConfigurationError,
+  EventInProgressError,
+  EventTooOldError,
+  HandlerFailedError,
+  HandlerTimeoutError,
+  InvalidRequestError,
+  InvalidSignatureError,
+  LeaseLostError,
+  MethodNotAllowedError,
+  MissingSignatureError,
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  STATUS_TABLE,
+  StoreUnavailableError,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js';
+export { EVENT_TYPES, isKnownEventType } from './event-types.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { DEFAULTS } from './options.js';
+export { DUPLICATE_HEADER } from './responses.js';
+export {
+  SIGNATURE_HEADER,
+  type SignatureCheck,
+  signPayload,
+  signPayloadWeb,
+  verifySignature,
+  verifySignatureWeb,
+} from './signature.js';
+export type {
+  AnyWebhookEvent,
+  ClaimResult,
+  CompleteResult,
+  DeliveryOutcome,
+  DeliveryRecord,
+  ErrorListener,
+  EventData,
+  EventFor,
+  HandleInput,
+  HandlerContext,
+  HeadersInput,
+  IdempotencyStore,
+  PaymentData,
+  ProjectData,
+  RawBody,
+  UserData,
+  WebhookEvent,
+  WebhookEventMap,
+  WebhookEventName,
+  WebhookHandler,
+  WebhookLogger,
+  WebhookResponse,
+  WebhooksOptions,
+  WildcardEventName,
+} from './types.js';

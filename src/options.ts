@@ -1,0 +1,153 @@
+import { ConfigurationError } from './errors.js';
+import { MemoryStore } from './memory-store.js';
+import type { IdempotencyStore, WebhookLogger, WebhooksOptions } from './types.js';
+
+/** The sender retries first after one minute: a claim must end before then. */
+const FIRST_RETRY_SECONDS = 60;
+/** The sender gives each attempt 30 seconds. */
+const SENDER_TIMEOUT_MS = 30_000;
+
+/** The defaults, each derived from the sender's schedule (README "Options" gives the reasons). */
+export const DEFAULTS = {
+  maxBodyBytes: 1_048_576,
+  leaseSeconds: 45,
+  dedupTtlSeconds: 86_400,
+  maxEventAgeSeconds: 86_400,
+  handlerTimeoutMs: 25_000,
+  storeTimeoutMs: 2_000,
+  onStoreError: 'reject',
+} as const;
+
+/** Options after defaults and validation. */
+export interface ResolvedOptions {
+  readonly secrets: readonly string[];
+  readonly store: IdempotencyStore;
+  readonly maxBodyBytes: number;
+  readonly maxEventAgeSeconds: number;
+  readonly leaseSeconds: number;
+  readonly dedupTtlSeconds: number;
+  readonly handlerTimeoutMs: number;
+  readonly storeTimeoutMs: number;
+  readonly onStoreError: 'reject' | 'process';
+  readonly logger: WebhookLogger | undefined;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new ConfigurationError(`\`${name}\` must be a positive whole number; got ${String(value)}.`);
+  }
+  return value;
+}
+
+function resolveSecrets(secret: unknown): readonly string[] {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(secrets) || secrets.length === 0) {
+    throw new ConfigurationError(
+      '`secret` is missing: pass the webhook secret from your dashboard (a string), or a list of secrets while rotating.',
+    );
+  }
+  secrets.forEach((value: unknown, index) => {
+    if (typeof value !== 'string' || value.length === 0) {
+      const where = secrets.length > 1 ? ` (entry ${index})` : '';
+      throw new ConfigurationError(
+        `\`secret\`${where} is empty: is the environment variable that holds the webhook secret set?`,
+      );
+    }
+  });
+  return Object.freeze([...secrets]);
+}
+
+function resolveStore(store: unknown): IdempotencyStore {
+  if (store === undefined) return new MemoryStore();
+  const candidate = store as Partial<IdempotencyStore>;
+  for (const method of ['claim', 'complete', 'release'] as const) {
+    if (typeof candidate?.[method] !== 'function') {
+      throw new ConfigurationError(
+        `\`store\` must implement IdempotencyStore: its \`${method}\` method is missing. See "Writing your own store" in the README.`,
+      );
+    }
+  }
+  return store as IdempotencyStore;
+}
+
+/** Apply defaults and refuse combinations that would lose or double-handle events, saying what to change. */
+export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('createWebhooks needs an options object: createWebhooks({ secret }).');
+  }
+  const secrets = resolveSecrets(options.secret);
+  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes);
+  const leaseSeconds = positiveInteger('leaseSeconds', options.leaseSeconds, DEFAULTS.leaseSeconds);
+  const dedupTtlSeconds = positiveInteger(
+    'dedupTtlSeconds',
+    options.dedupTtlSeconds,
+    DEFAULTS.dedupTtlSeconds,
+  );
+  const maxEventAgeSeconds = positiveInteger(
+    'maxEventAgeSeconds',
+    options.maxEventAgeSeconds,
+    Math.min(DEFAULTS.maxEventAgeSeconds, dedupTtlSeconds),
+  );
+  const handlerTimeoutMs = positiveInteger(
+    'handlerTimeoutMs',
+    options.handlerTimeoutMs,
+    DEFAULTS.handlerTimeoutMs,
+  );
+  const storeTimeoutMs = positiveInteger('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs);
+  const onStoreError = options.onStoreError ?? DEFAULTS.onStoreError;
+
+  if (maxEventAgeSeconds > dedupTtlSeconds) {
+    throw new ConfigurationError(
+      `\`dedupTtlSeconds\` (${dedupTtlSeconds}) is shorter than \`maxEventAgeSeconds\` (${maxEventAgeSeconds}): a replay could arrive after its id was forgotten and run twice. Raise dedupTtlSeconds to at least ${maxEventAgeSeconds} or lower maxEventAgeSeconds.`,
+    );
+  }
+  if (leaseSeconds >= FIRST_RETRY_SECONDS) {
+    throw new ConfigurationError(
+      `\`leaseSeconds\` (${leaseSeconds}) must be below ${FIRST_RETRY_SECONDS}: the sender retries after one minute, and a claim left by a crashed worker must have expired by then. Use at most ${FIRST_RETRY_SECONDS - 1}.`,
+    );
+  }
+  if (handlerTimeoutMs >= SENDER_TIMEOUT_MS) {
+    throw new ConfigurationError(
+      `\`handlerTimeoutMs\` (${handlerTimeoutMs}) must be below the sender's ${SENDER_TIMEOUT_MS} ms timeout, or the sender gives up before the receiver answers. Use at most ${SENDER_TIMEOUT_MS - 5_000} to leave time for the store.`,
+    );
+  }
+  if (leaseSeconds * 1000 <= handlerTimeoutMs) {
+    throw new ConfigurationError(
+      `\`leaseSeconds\` (${leaseSeconds}) must be longer than \`handlerTimeoutMs\` (${handlerTimeoutMs} ms): a claim that expires while its handler still runs lets a retry run it a second time.`,
+    );
+  }
+  if (storeTimeoutMs >= SENDER_TIMEOUT_MS) {
+    throw new ConfigurationError(
+      `\`storeTimeoutMs\` (${storeTimeoutMs}) must be well below the sender's ${SENDER_TIMEOUT_MS} ms timeout; the default is ${DEFAULTS.storeTimeoutMs}.`,
+    );
+  }
+  if (onStoreError !== 'reject' && onStoreError !== 'process') {
+    throw new ConfigurationError(
+      `\`onStoreError\` must be 'reject' or 'process'; got ${String(onStoreError)}.`,
+    );
+  }
+  const logger = options.logger;
+  if (
+    logger !== undefined &&
+    (typeof logger.info !== 'function' ||
+      typeof logger.error !== 'function' ||
+      typeof logger.warn !== 'function')
+  ) {
+    throw new ConfigurationError(
+      '`logger` needs info, warn and error methods (console and pino loggers fit).',
+    );
+  }
+  return Object.freeze({
+    secrets,
+    store: resolveStore(options.store),
+    maxBodyBytes,
+    maxEventAgeSeconds,
+    leaseSeconds,
+    dedupTtlSeconds,
+    handlerTimeoutMs,
+    storeTimeoutMs,
+    onStoreError,
+    logger,
+  });
+}

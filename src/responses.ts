@@ -1,0 +1,56 @@
+import { STATUS_TABLE } from './errors.js';
+import type { WebhookResponse } from './types.js';
+
+type Code = keyof typeof STATUS_TABLE;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The sender retries after one minute at the earliest; telling other senders the same is honest. */
+const RETRY_AFTER_SECONDS = '60';
+
+/** Header added to the 200 that answers a duplicate of a handled event. */
+export const DUPLICATE_HEADER = 'x-webhook-duplicate';
+
+function freeze(status: number, headers: Record<string, string>, body: string): WebhookResponse {
+  return Object.freeze({ status, headers: Object.freeze(headers), body });
+}
+
+/** Answers are built once and shared: they are immutable, and building them per delivery is waste. */
+export const HANDLED: WebhookResponse = freeze(200, { 'content-type': JSON_TYPE }, '{"received":true}');
+export const DUPLICATE: WebhookResponse = freeze(
+  200,
+  { 'content-type': JSON_TYPE, [DUPLICATE_HEADER]: 'true' },
+  '{"received":true,"duplicate":true}',
+);
+
+function errorResponse(code: Code, message: string, retryAfter?: string): WebhookResponse {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+  if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+  return freeze(STATUS_TABLE[code].status, headers, JSON.stringify({ error: { code, message } }));
+}
+
+const RETRY_AFTER: Partial<Record<Code, string>> = {
+  handler_timeout: RETRY_AFTER_SECONDS,
+  store_unavailable: RETRY_AFTER_SECONDS,
+};
+
+const BY_CODE = Object.fromEntries(
+  (Object.keys(STATUS_TABLE) as Code[]).map((code) => [
+    code,
+    errorResponse(code, STATUS_TABLE[code].message, RETRY_AFTER[code]),
+  ]),
+) as Record<Code, WebhookResponse>;
+
+/**
+ * The answer for an error code of the status table. `message` replaces the table's text only where it
+ * is safe to echo (envelope problems, found after the signature proved who sent the body).
+ */
+export function responseFor(code: Code, message?: string, retryAfterSeconds?: number): WebhookResponse {
+  if (retryAfterSeconds !== undefined)
+    return errorResponse(code, message ?? STATUS_TABLE[code].message, String(retryAfterSeconds));
+  return message === undefined ? BY_CODE[code] : errorResponse(code, message, RETRY_AFTER[code]);
+}
+
+export function isStatusCode(code: string): code is Code {
+  return Object.hasOwn(STATUS_TABLE, code);
+}

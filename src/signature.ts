@@ -1,0 +1,233 @@
+import { nodeCrypto } from './node-crypto.js';
+import { toBytes } from './raw-body.js';
+import type { HeadersInput, RawBody } from './types.js';
+
+/** The header the service signs deliveries with. */
+export const SIGNATURE_HEADER = 'x-service-signature';
+
+const PREFIX = 'sha256=';
+const HEADER_LENGTH = PREFIX.length + 64;
+
+/**
+ * The result of checking a signature: which secret matched, or why none did.
+ *
+ * @example
+ * ```ts
+ * const check = verifySignature(body, header, secrets);
+ * if (check.ok && check.secretIndex > 0) console.warn('signed with an old secret');
+ * ```
+ */
+export type SignatureCheck =
+  | { readonly ok: true; readonly secretIndex: number }
+  | { readonly ok: false; readonly code: 'missing_signature' | 'invalid_signature' };
+
+const MISSING: SignatureCheck = Object.freeze({ ok: false, code: 'missing_signature' });
+const INVALID: SignatureCheck = Object.freeze({ ok: false, code: 'invalid_signature' });
+const MATCHES: readonly SignatureCheck[] = Array.from({ length: 16 }, (_, secretIndex) =>
+  Object.freeze({ ok: true, secretIndex }),
+);
+
+function matched(secretIndex: number): SignatureCheck {
+  return MATCHES[secretIndex] ?? { ok: true, secretIndex };
+}
+
+/**
+ * Decode `sha256=<64 lowercase hex>` into the 32 digest bytes, or `undefined` for anything else.
+ * Length is checked first so an 8 KiB header costs nothing; uppercase hex is refused because the
+ * service documents lowercase and accepting both would give one digest two spellings.
+ */
+export function parseSignatureHeader(header: string): Uint8Array | undefined {
+  if (header.length !== HEADER_LENGTH || !header.startsWith(PREFIX)) return undefined;
+  const digest = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) {
+    const high = hexValue(header.charCodeAt(PREFIX.length + 2 * i));
+    const low = hexValue(header.charCodeAt(PREFIX.length + 2 * i + 1));
+    if (high < 0 || low < 0) return undefined;
+    digest[i] = (high << 4) | low;
+  }
+  return digest;
+}
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48; // 0-9
+  if (code >= 97 && code <= 102) return code - 87; // a-f
+  return -1;
+}
+
+function toHex(bytes: Uint8Array): string {
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/** One header value, whichever way the framework hands headers over; repeated values count as malformed. */
+export function readHeader(headers: HeadersInput, name: string): string | undefined {
+  if (typeof headers.get === 'function')
+    return (headers as { get(n: string): string | null }).get(name) ?? undefined;
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  let value = Object.hasOwn(record, name) ? record[name] : undefined;
+  if (value === undefined) {
+    for (const key of Object.keys(record)) {
+      if (key.length === name.length && key.toLowerCase() === name) {
+        value = record[key];
+        break;
+      }
+    }
+  }
+  if (typeof value === 'string' || value === undefined) return value;
+  return value.length === 1 ? value[0] : value.join(',');
+}
+
+function secretList(secrets: string | readonly string[]): readonly string[] {
+  return typeof secrets === 'string' ? [secrets] : secrets;
+}
+
+function requireNodeCrypto(what: string): NonNullable<typeof nodeCrypto> {
+  if (!nodeCrypto) {
+    throw new Error(`${what} needs node:crypto, which this runtime lacks; use ${what}Web (Web Crypto) here.`);
+  }
+  return nodeCrypto;
+}
+
+/** A verifier bound to a fixed list of secrets, their keys prepared once. */
+export type Verifier = (
+  body: RawBody,
+  header: string | undefined,
+) => SignatureCheck | Promise<SignatureCheck>;
+
+/**
+ * Build the fastest verifier this runtime allows: node:crypto with prepared key objects (synchronous),
+ * or Web Crypto where node:crypto does not exist. Both give identical answers.
+ */
+export function createVerifier(secrets: readonly string[]): Verifier {
+  return nodeCrypto ? createNodeVerifier(secrets, nodeCrypto) : createWebVerifier(secrets);
+}
+
+function createNodeVerifier(secrets: readonly string[], crypto: NonNullable<typeof nodeCrypto>): Verifier {
+  const keys = secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+  return (body, header) => {
+    if (header === undefined) return MISSING;
+    const expected = parseSignatureHeader(header);
+    if (!expected) return INVALID;
+    // Every secret is tried, so the time taken does not reveal which one matched.
+    let found = -1;
+    for (let i = 0; i < keys.length; i++) {
+      const hmac = crypto.createHmac('sha256', keys[i]!);
+      const digest = (
+        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))
+      ).digest();
+      if (crypto.timingSafeEqual(digest, expected) && found < 0) found = i;
+    }
+    return found < 0 ? INVALID : matched(found);
+  };
+}
+
+function toView(body: Uint8Array | ArrayBuffer): Uint8Array {
+  return body instanceof Uint8Array ? body : new Uint8Array(body);
+}
+
+function createWebVerifier(secrets: readonly string[]): Verifier {
+  let keys: Promise<CryptoKey[]> | undefined;
+  return async (body, header) => {
+    if (header === undefined) return MISSING;
+    const expected = parseSignatureHeader(header);
+    if (!expected) return INVALID;
+    keys ??= Promise.all(secrets.map(importKey));
+    const bytes = toBytes(body);
+    // subtle.verify compares in constant time; all secrets are tried, as on the node:crypto path.
+    const results = await Promise.all(
+      (await keys).map((key) =>
+        crypto.subtle.verify(
+          'HMAC',
+          key,
+          expected as Uint8Array<ArrayBuffer>,
+          bytes as Uint8Array<ArrayBuffer>,
+        ),
+      ),
+    );
+    const found = results.indexOf(true);
+    return found < 0 ? INVALID : matched(found);
+  };
+}
+
+function importKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign', 'verify'],
+  );
+}
+
+/**
+ * Check an `x-service-signature` value against the exact body received, synchronously, with node:crypto.
+ * Never throws for bad input: a missing or malformed header is a result, not an exception.
+ *
+ * @param body the raw bytes received, or the exact string
+ * @param header the header value, `undefined` when absent
+ * @param secrets the secret, or every secret accepted while rotating
+ * @example
+ * ```ts
+ * import { verifySignature } from 'service-webhooks';
+ * const check = verifySignature(rawBody, req.headers['x-service-signature'], process.env.WEBHOOK_SECRET!);
+ * if (!check.ok) return res.status(401).end();
+ * ```
+ */
+export function verifySignature(
+  body: RawBody,
+  header: string | undefined,
+  secrets: string | readonly string[],
+): SignatureCheck {
+  const crypto = requireNodeCrypto('verifySignature');
+  return createNodeVerifier(secretList(secrets), crypto)(body, header) as SignatureCheck;
+}
+
+/**
+ * The same check as {@link verifySignature} with Web Crypto, for runtimes without node:crypto (edge
+ * functions, Workers, browsers). Same answers, asynchronously.
+ *
+ * @example
+ * ```ts
+ * const check = await verifySignatureWeb(await request.arrayBuffer(), request.headers.get('x-service-signature') ?? undefined, env.SECRET);
+ * ```
+ */
+export function verifySignatureWeb(
+  body: RawBody,
+  header: string | undefined,
+  secrets: string | readonly string[],
+): Promise<SignatureCheck> {
+  return Promise.resolve(createWebVerifier(secretList(secrets))(body, header));
+}
+
+/**
+ * The `x-service-signature` value for a body: `sha256=` and the lowercase hex HMAC-SHA256 keyed with
+ * the secret. Use it to sign test deliveries.
+ *
+ * @example
+ * ```ts
+ * const body = JSON.stringify(event);
+ * await fetch(url, { method: 'POST', body, headers: { 'x-service-signature': signPayload(body, secret) } });
+ * ```
+ */
+export function signPayload(body: RawBody, secret: string): string {
+  const crypto = requireNodeCrypto('signPayload');
+  const hmac = crypto.createHmac('sha256', secret);
+  return (
+    PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))).digest('hex')
+  );
+}
+
+/**
+ * {@link signPayload} with Web Crypto, for runtimes without node:crypto.
+ *
+ * @example
+ * ```ts
+ * const header = await signPayloadWeb(body, env.WEBHOOK_SECRET);
+ * ```
+ */
+export async function signPayloadWeb(body: RawBody, secret: string): Promise<string> {
+  const key = await importKey(secret);
+  const mac = await crypto.subtle.sign('HMAC', key, toBytes(body) as Uint8Array<ArrayBuffer>);
+  return PREFIX + toHex(new Uint8Array(mac));
+}

@@ -1,0 +1,25 @@
+import { defineConfig } from 'tsup';
+
+/**
+ * One bundle per public subpath. Every subpath other than the root imports the core by its package
+ * name, kept external here, so ESM and CJS consumers each load exactly one copy of the core: error
+ * classes stay `instanceof`-comparable across `service-webhooks/*` imports.
+ */
+export const entries = {
+  index: 'src/index.ts',
+  testing: 'src/testing/index.ts',
+  node: 'adapters/node.ts',
+};
+
+export default defineConfig({
+  entry: entries,
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  target: 'node20',
+  platform: 'neutral',
+  sourcemap: false,
+  splitting: false,
+  treeshake: true,
+  external: [/^service-webhooks(\/.*)?$/, /^node:/],
+});

@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** Tests import the package by name, as users do; the aliases point those names at the sources. */
+export const packageAliases = {
+  'service-webhooks/testing': here('./src/testing/index.ts'),
+  'service-webhooks/node': here('./adapters/node.ts'),
+  'service-webhooks': here('./src/index.ts'),
+};
+
+export default defineConfig({
+  resolve: { alias: packageAliases },
+  test: {
+    include: ['test/**/*.test.ts'],
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+    testTimeout: 20_000,
+    hookTimeout: 120_000,
+  },
+});
