@@ -220,7 +220,8 @@ export function storeConformanceSuite(options: StoreConformanceOptions): void {
       const ids = ODD_IDS.map((odd) => (freshId('') + odd).slice(0, 255));
       const owners = ids.map(() => token());
       const claims: ClaimResult[] = await Promise.all(ids.map((id, i) => store.claim(id, owners[i]!, LONG)));
-      claims.forEach((result, i) => expectEqual(result, 'claimed', `claim of ${JSON.stringify(ids[i])}`));
+      for (const [i, result] of claims.entries())
+        expectEqual(result, 'claimed', `claim of ${JSON.stringify(ids[i])}`);
       for (const [i, id] of ids.entries()) {
         expectEqual(
           await store.complete(id, owners[i]!, LONG),
