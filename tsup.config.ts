@@ -9,6 +9,7 @@ export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
   node: 'adapters/node.ts',
+  redis: 'src/redis-store.ts',
 };
 
 export default defineConfig({

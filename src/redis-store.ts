@@ -1,0 +1,202 @@
+/**
+ * `service-webhooks/redis`: an idempotency store shared by every process that receives deliveries,
+ * kept in Redis (standalone, Sentinel or Cluster) through an ioredis client the application owns.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * import { createWebhooks } from 'service-webhooks';
+ * import { RedisStore } from 'service-webhooks/redis';
+ *
+ * const redis = new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: new RedisStore({ client: redis }) });
+ * ```
+ * @packageDocumentation
+ */
+import type { Cluster, Redis } from 'ioredis';
+import {
+  type ClaimResult,
+  type CompleteResult,
+  ConfigurationError,
+  type IdempotencyStore,
+  StoreUnavailableError,
+} from 'service-webhooks';
+
+/**
+ * Options of {@link RedisStore}.
+ *
+ * @example
+ * ```ts
+ * new RedisStore({ client: new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false }), prefix: 'billing:webhooks:' });
+ * ```
+ */
+export interface RedisStoreOptions {
+  /**
+   * An ioredis `Redis` or `Cluster` the application created and owns: the store neither connects nor
+   * closes it, and adds no listener to it. Create it with options that fail fast while Redis is
+   * unreachable, so a delivery during an outage is answered 503 at once and nothing piles up:
+   * `{ enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }` (for a `Cluster`,
+   * `enableOfflineQueue: false` at the top level and the other two in `redisOptions`).
+   */
+  client: Redis | Cluster;
+  /**
+   * Put before every key, to share one Redis with other data. It must not contain `{` or `}`: the
+   * event id is the key's hash tag, which spreads events over a Cluster's slots.
+   * @default 'service-webhooks:'
+   */
+  prefix?: string;
+}
+
+/** The value of a handled event's key. Tokens are stored as `t:` + token, so no token can equal it. */
+const COMPLETED = 'c';
+const TOKEN_PREFIX = 't:';
+
+/** Claim answers from the script, by index. */
+const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'in_progress', 'completed'];
+
+/**
+ * One key per script, declared in KEYS, so each runs on the one node that owns the event's slot.
+ * SET NX PX takes the event atomically; on contention the same script reads what holds it, so the
+ * caller learns "in progress" or "completed" in one round trip.
+ */
+const CLAIM_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+if redis.call('GET', KEYS[1]) == '${COMPLETED}' then return 2 end
+return 1`;
+
+/** Only the attempt whose token holds the key may mark it handled; an expired key is absent, hence lost. */
+const COMPLETE_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], '${COMPLETED}', 'PX', ARGV[2])
+return 1`;
+
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/**
+ * Names of the commands defined on the client. Namespaced, because `defineCommand` adds methods to a
+ * client the application owns; defining them again (a second store on one client) is harmless.
+ */
+const CLAIM = 'serviceWebhooksClaim';
+const COMPLETE = 'serviceWebhooksComplete';
+const RELEASE = 'serviceWebhooksRelease';
+
+type ScriptCall = (key: string, ...args: string[]) => Promise<unknown>;
+type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE, ScriptCall>;
+
+/**
+ * The idempotency store for several processes or machines: claims, completions and releases are one
+ * Redis round trip each, atomic (`SET NX PX` and token-checked Lua scripts, sent with EVALSHA and
+ * resent with EVAL when Redis lost its script cache), and Redis keeps every TTL, so nothing needs
+ * cleaning. Keys look like `service-webhooks:{evt_123}`: the event id is the hash tag, so the store
+ * works on Redis Cluster as it does on one server.
+ *
+ * When Redis is unreachable each call fails (or misses the core's `storeTimeoutMs`, 2 s by default) and
+ * the sender is answered 503 `store_unavailable` without running handlers; it retries later. Create the
+ * client so that it fails fast instead of queueing commands while it reconnects (see
+ * {@link RedisStoreOptions.client}); once Redis is back, deliveries are handled again without a restart.
+ *
+ * The store adds no `error` listener to the client: ioredis 5 prints an `error` event that has no
+ * listener to stderr and never throws it, so an outage cannot crash the application either way. Add
+ * `client.on('error', ...)` to send those connection errors to your logger; failed store calls also
+ * reach `webhooks.onError` as `StoreUnavailableError`.
+ *
+ * @example
+ * ```ts
+ * import { Cluster, Redis } from 'ioredis';
+ * import { RedisStore } from 'service-webhooks/redis';
+ *
+ * const store = new RedisStore({
+ *   client: new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }),
+ * });
+ * const clusterStore = new RedisStore({
+ *   client: new Cluster([{ host: 'redis-0', port: 6379 }], {
+ *     enableOfflineQueue: false,
+ *     redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 1_000 },
+ *   }),
+ * });
+ * ```
+ */
+export class RedisStore implements IdempotencyStore {
+  readonly #client: ScriptedClient;
+  readonly #prefix: string;
+
+  constructor(options: RedisStoreOptions) {
+    const client: unknown = options?.client;
+    if (typeof (client as Partial<Redis> | undefined)?.defineCommand !== 'function') {
+      throw new ConfigurationError(
+        'RedisStore needs an ioredis client: new RedisStore({ client: new Redis(process.env.REDIS_URL) }) (or a Cluster).',
+      );
+    }
+    const prefix = options.prefix ?? 'service-webhooks:';
+    if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+      throw new ConfigurationError(
+        `RedisStore \`prefix\` must be a string without \`{\` or \`}\` (the event id is the key's hash tag); got ${JSON.stringify(prefix)}.`,
+      );
+    }
+    const redis = client as Redis | Cluster;
+    redis.defineCommand(CLAIM, { numberOfKeys: 1, lua: CLAIM_LUA });
+    redis.defineCommand(COMPLETE, { numberOfKeys: 1, lua: COMPLETE_LUA });
+    redis.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA });
+    this.#client = redis as unknown as ScriptedClient;
+    this.#prefix = prefix;
+  }
+
+  async claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const answer = await this.#call('claim', CLAIM, eventId, TOKEN_PREFIX + token, milliseconds(leaseMs));
+    const result = typeof answer === 'number' ? CLAIM_RESULTS[answer] : undefined;
+    if (result === undefined) throw unexpected('claim', answer);
+    return result;
+  }
+
+  async complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    const answer = await this.#call('complete', COMPLETE, eventId, TOKEN_PREFIX + token, milliseconds(ttlMs));
+    if (answer !== 0 && answer !== 1) throw unexpected('complete', answer);
+    return answer === 1 ? 'completed' : 'lost';
+  }
+
+  async release(eventId: string, token: string): Promise<void> {
+    await this.#call('release', RELEASE, eventId, TOKEN_PREFIX + token);
+  }
+
+  /** The Redis key that holds `eventId`, as the store writes it (for inspection and tests). */
+  keyFor(eventId: string): string {
+    return `${this.#prefix}{${encodeId(eventId)}}`;
+  }
+
+  async #call(operation: string, command: keyof ScriptedClient, eventId: string, ...args: string[]) {
+    try {
+      return await this.#client[command](this.keyFor(eventId), ...args);
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new StoreUnavailableError(`RedisStore could not ${operation} the event: ${reason}`, { cause });
+    }
+  }
+}
+
+/**
+ * Escape what would end or nest the hash tag (`{`, `}`) and the escape character itself, so the whole
+ * id is the tag and distinct ids stay distinct keys. Lone surrogates are escaped by code unit because
+ * UTF-8 encoding would turn them all into U+FFFD and make different ids collide.
+ */
+function encodeId(eventId: string): string {
+  return eventId
+    .replace(/[%{}]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(
+      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+      (unit) => `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
+}
+
+/** Redis takes whole, positive milliseconds; a fraction is rounded up so a lease is never shortened. */
+function milliseconds(ms: number): string {
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Expected a positive duration in ms; got ${ms}.`);
+  return String(Math.ceil(ms));
+}
+
+function unexpected(operation: string, answer: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `RedisStore ${operation} got an unexpected reply from Redis: ${JSON.stringify(answer)}.`,
+  );
+}
