@@ -1,0 +1,127 @@
+import { Cluster, Redis } from 'ioredis';
+import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
+import { RedisStore } from 'service-webhooks/redis';
+import { storeConformanceSuite } from 'service-webhooks/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  type ClusterRedis,
+  type StandaloneRedis,
+  startCluster,
+  startStandalone,
+} from '../support/redis-servers.js';
+
+let standalone: StandaloneRedis;
+let cluster: ClusterRedis;
+let redis: Redis;
+let clusterClient: Cluster;
+
+beforeAll(async () => {
+  [standalone, cluster] = await Promise.all([startStandalone(), startCluster()]);
+  redis = new Redis(standalone.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  clusterClient = new Cluster([...cluster.nodes], {
+    enableOfflineQueue: false,
+    redisOptions: { maxRetriesPerRequest: 1 },
+  });
+  await Promise.all([
+    new Promise((resolve) => redis.once('ready', resolve)),
+    new Promise((resolve) => clusterClient.once('ready', resolve)),
+  ]);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  clusterClient?.disconnect();
+  await Promise.all([standalone?.stop(), cluster?.stop()]);
+});
+
+storeConformanceSuite({
+  name: 'RedisStore (standalone)',
+  createStore: () => new RedisStore({ client: redis }),
+  describe,
+  test,
+});
+
+storeConformanceSuite({
+  name: 'RedisStore (Cluster, 3 masters)',
+  createStore: () => new RedisStore({ client: clusterClient, prefix: 'conformance:' }),
+  describe,
+  test,
+});
+
+describe('RedisStore keys', () => {
+  test('the whole event id is the hash tag, braces escaped, so distinct ids stay distinct keys', () => {
+    const store = new RedisStore({ client: redis, prefix: 'p:' });
+    expect(store.keyFor('evt_1')).toBe('p:{evt_1}');
+    expect(store.keyFor('a:b')).toBe('p:{a:b}');
+    expect(store.keyFor('evt_{x}')).toBe('p:{evt_%7Bx%7D}');
+    expect(store.keyFor('}')).toBe('p:{%7D}');
+    expect(store.keyFor('100%')).toBe('p:{100%25}');
+    expect(store.keyFor('é✓🚀')).toBe('p:{é✓🚀}');
+    // Lone surrogates would all become U+FFFD in UTF-8 and collide; they are escaped instead.
+    expect(store.keyFor('a\uD800')).toBe('p:{a%uD800}');
+    expect(store.keyFor('a\uDC00')).not.toBe(store.keyFor('a\uD800'));
+  });
+
+  test('ids with braces spread over slots by their whole id, not by a fragment', async () => {
+    const store = new RedisStore({ client: redis });
+    // With a naive `{id}` tag, both keys would hash on "a" and always land together.
+    const [one, two] = await Promise.all(
+      ['a}1', 'a}2'].map((id) => clusterClient.cluster('KEYSLOT', store.keyFor(id))),
+    );
+    const [tagOne, tagTwo] = await Promise.all(
+      ['a%7D1', 'a%7D2'].map((tag) => clusterClient.cluster('KEYSLOT', tag)),
+    );
+    expect([one, two]).toEqual([tagOne, tagTwo]);
+  });
+
+  test('a claim leaves a key with the lease as its TTL; a completion keeps the TTL given', async () => {
+    const store = new RedisStore({ client: redis });
+    const id = `ttl-${crypto.randomUUID()}`;
+    const token = crypto.randomUUID();
+    await store.claim(id, token, 5_000);
+    const leaseTtl = await redis.pttl(store.keyFor(id));
+    expect(leaseTtl).toBeGreaterThan(4_000);
+    expect(leaseTtl).toBeLessThanOrEqual(5_000);
+    expect(await store.complete(id, token, 86_400_000)).toBe('completed');
+    expect(await redis.pttl(store.keyFor(id))).toBeGreaterThan(86_000_000);
+    // The completed marker is not a stored token, so no delivery attempt can own it.
+    expect(await redis.get(store.keyFor(id))).toBe('c');
+    expect(await store.complete(id, 'c', 1_000)).toBe('lost');
+    expect(await store.release(id, 'c')).toBeUndefined();
+    expect(await store.claim(id, crypto.randomUUID(), 1_000)).toBe('completed');
+  });
+
+  test('recovers when Redis forgets its scripts (EVALSHA falls back to EVAL)', async () => {
+    const store = new RedisStore({ client: redis });
+    const id = `noscript-${crypto.randomUUID()}`;
+    await store.claim(id, crypto.randomUUID(), 1_000);
+    await redis.script('FLUSH');
+    expect(await store.claim(id, crypto.randomUUID(), 1_000)).toBe('in_progress');
+  });
+});
+
+describe('RedisStore configuration', () => {
+  test('refuses something that is not an ioredis client, saying what to pass', () => {
+    expect(() => new RedisStore({ client: {} as Redis })).toThrow(ConfigurationError);
+    expect(() => new RedisStore(undefined as unknown as { client: Redis })).toThrow(/new Redis\(/);
+  });
+
+  test('refuses a prefix with braces, which would replace the event id as hash tag', () => {
+    expect(() => new RedisStore({ client: redis, prefix: '{webhooks}:' })).toThrow(ConfigurationError);
+  });
+
+  test('adds no error listener to the application client', () => {
+    const before = redis.listenerCount('error');
+    new RedisStore({ client: redis });
+    expect(redis.listenerCount('error')).toBe(before);
+  });
+
+  test('reports a failed command as StoreUnavailableError with the ioredis error as cause', async () => {
+    const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+    const store = new RedisStore({ client: offline });
+    const failure = await store.claim('evt_offline', 'token', 1_000).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StoreUnavailableError);
+    expect((failure as StoreUnavailableError).cause).toBeInstanceOf(Error);
+    offline.disconnect();
+  });
+});
