@@ -16,6 +16,7 @@ export interface ReceiverProcess {
 export interface ReceiverEnv {
   SECRET: string;
   COUNTER_KEY: string;
+  RECEIVER_NAME?: string;
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: string;
   LEASE_SECONDS?: string;
