@@ -1,0 +1,160 @@
+import type { AnyWebhookEvent } from 'service-webhooks';
+import { newId } from './ids.js';
+import { ATTEMPT_TIMEOUT_MS, type PostResult, postSigned } from './signed-post.js';
+import type { Delivery, SandboxStore, WebhookRegistration } from './store.js';
+
+/** The service's retry schedule: after a failed first attempt, retries follow after 1, 5 and 15 minutes. */
+export const RETRY_DELAYS_SECONDS: readonly number[] = [60, 300, 900];
+
+/** How deliveries are made. */
+export interface DeliverySchedulerOptions {
+  store: SandboxStore;
+  /** Multiplies the retry delays; 0.001 turns 1, 5 and 15 minutes into 60, 300 and 900 ms. */
+  timeScale: number;
+  /** Timeout of one attempt. Not scaled, so a slow receiver is judged as the service would judge it. */
+  attemptTimeoutMs?: number;
+  /** Deliver to `http://` addresses too; the service delivers only to HTTPS. */
+  allowHttp: boolean;
+  /** Receives one line per attempt. */
+  log: (line: string) => void;
+}
+
+/**
+ * Delivers events to registrations as the service does: a first attempt at once, then up to three
+ * retries on the service's schedule for a non-2xx, a timeout or a connection error.
+ */
+export class DeliveryScheduler {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly shutdown = new AbortController();
+
+  constructor(private readonly options: DeliverySchedulerOptions) {}
+
+  /** Deliver `event` to every registration subscribed to its type; answers the deliveries created. */
+  dispatch(event: AnyWebhookEvent): Delivery[] {
+    const targets = [...this.options.store.webhooks.values()].filter((registration) =>
+      (registration.events as readonly string[]).includes(event.type),
+    );
+    return targets.map((registration) => this.deliverTo(registration, event));
+  }
+
+  /** Deliver `event` to one registration, whatever it subscribes to (the `/test` endpoint). */
+  deliverTo(registration: WebhookRegistration, event: AnyWebhookEvent): Delivery {
+    const now = new Date().toISOString();
+    const delivery: Delivery = {
+      id: newId('dlv'),
+      webhook_id: registration.id,
+      event_id: event.id,
+      event_type: event.type,
+      status: 'pending',
+      attempts: [],
+      next_attempt_at: now,
+      created_at: now,
+      event,
+    };
+    this.options.store.addDelivery(delivery);
+    this.options.store.changed();
+    // A timer rather than an immediate call, so the API answers before the receiver is contacted.
+    this.schedule(delivery, 0);
+    return delivery;
+  }
+
+  /** Re-arm the deliveries a saved sandbox left pending, each at the time it was due. */
+  resume(): void {
+    for (const delivery of this.options.store.deliveries.values()) {
+      if (delivery.status !== 'pending') continue;
+      const due = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
+      this.schedule(delivery, Math.max(0, due));
+    }
+  }
+
+  /** Stop: cancel due retries and abort attempts in flight (they stay pending in a saved sandbox). */
+  async close(): Promise<void> {
+    this.shutdown.abort();
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all(this.inFlight);
+  }
+
+  private schedule(delivery: Delivery, delayMs: number): void {
+    if (this.shutdown.signal.aborted) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(delivery.id);
+      const run = this.attempt(delivery).finally(() => this.inFlight.delete(run));
+      this.inFlight.add(run);
+    }, delayMs);
+    this.timers.set(delivery.id, timer);
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    const { store } = this.options;
+    const number = delivery.attempts.length + 1;
+    const startedAt = new Date().toISOString();
+    const registration = store.webhooks.get(delivery.webhook_id);
+    const refusal = this.refusal(registration);
+    let result: PostResult;
+    if (refusal !== undefined || registration === undefined) {
+      result = { status: null, ok: false, duplicate: false, durationMs: 0, body: '', error: refusal ?? '' };
+    } else {
+      const body = JSON.stringify({
+        ...delivery.event,
+        pending_webhooks: this.pendingCount(delivery.event_id),
+      });
+      result = await postSigned(registration.url, body, registration.secret, {
+        timeoutMs: this.options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS,
+        signal: this.shutdown.signal,
+        userAgent: 'service-webhooks-sandbox',
+      });
+    }
+    // An attempt cut short by shutdown is not the receiver's fault: leave it pending for the next start.
+    if (this.shutdown.signal.aborted) return;
+
+    delivery.attempts.push({
+      attempt: number,
+      started_at: startedAt,
+      duration_ms: result.durationMs,
+      status: result.status,
+      error: result.error,
+      response_body: result.body,
+    });
+    const maxAttempts = RETRY_DELAYS_SECONDS.length + 1;
+    const outcome = result.status ?? result.error;
+    const where = `${delivery.event_type} ${delivery.event_id} → ${registration?.url ?? delivery.webhook_id}`;
+    const prefix = `delivery ${delivery.id} attempt ${number}/${maxAttempts} ${where}: ${outcome} in ${result.durationMs} ms`;
+    if (result.ok) {
+      delivery.status = 'succeeded';
+      delivery.next_attempt_at = null;
+      this.options.log(`${prefix}; succeeded`);
+    } else if (refusal !== undefined || number >= maxAttempts) {
+      delivery.status = 'failed';
+      delivery.next_attempt_at = null;
+      this.options.log(`${prefix}; failed, no more attempts`);
+    } else {
+      const delayMs = RETRY_DELAYS_SECONDS[number - 1]! * 1000 * this.options.timeScale;
+      delivery.next_attempt_at = new Date(Date.now() + delayMs).toISOString();
+      this.options.log(`${prefix}; retry ${number + 1}/${maxAttempts} in ${formatDelay(delayMs)}`);
+      this.schedule(delivery, delayMs);
+    }
+    store.changed();
+  }
+
+  private refusal(registration: WebhookRegistration | undefined): string | undefined {
+    if (registration === undefined) return 'the webhook registration was deleted';
+    if (!this.options.allowHttp && new URL(registration.url).protocol !== 'https:') {
+      return 'not delivered: the service delivers only to https:// addresses (start the sandbox with --allow-http)';
+    }
+    return undefined;
+  }
+
+  private pendingCount(eventId: string): number {
+    let count = 0;
+    for (const delivery of this.options.store.deliveries.values()) {
+      if (delivery.event_id === eventId && delivery.status === 'pending') count++;
+    }
+    return count;
+  }
+}
+
+function formatDelay(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
+}

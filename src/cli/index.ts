@@ -1,0 +1,24 @@
+/**
+ * The command-line module of service-webhooks, for tests and scripts that want the sandbox in-process.
+ * Not part of the package root: users reach it through the `service-webhooks` bin.
+ *
+ * @example
+ * ```ts
+ * import { startSandbox } from '../src/cli/index.js';
+ * const sandbox = await startSandbox({ port: 0, allowHttp: true, timeScale: 0.001 });
+ * ```
+ * @packageDocumentation
+ */
+export { RETRY_DELAYS_SECONDS } from './delivery-scheduler.js';
+export { run } from './run.js';
+export { type Sandbox, type SandboxOptions, startSandbox } from './sandbox.js';
+export type {
+  Delivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  Payment,
+  Project,
+  User,
+  WebhookRegistration,
+} from './store.js';
+export { MAX_PAGE_LIMIT } from './validation.js';

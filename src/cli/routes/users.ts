@@ -1,0 +1,72 @@
+import { invalidRequest, requestError } from '../api-errors.js';
+import { newId } from '../ids.js';
+import type { Router } from '../router.js';
+import type { User } from '../store.js';
+import { emailField, paginate, parsePage, requireObject, stringField } from '../validation.js';
+import { emit, type SandboxContext } from './context.js';
+
+function userData(user: User) {
+  return { object: 'user' as const, ...user };
+}
+
+/**
+ * `/users`: create (201), list, retrieve, update (name and/or email, 200 with the whole user) and
+ * delete (200 `{ id, deleted: true }`). An unknown or deleted user is 404 `user_not_found`. Each
+ * change emits `user.created`, `user.updated` or `user.deleted`.
+ */
+export function registerUserRoutes(router: Router, context: SandboxContext): void {
+  const { store } = context;
+  const find = (id: string | undefined): User => {
+    const user = id === undefined ? undefined : store.users.get(id);
+    if (user === undefined) throw requestError(404, 'user_not_found', `No user with id ${id}.`);
+    return user;
+  };
+
+  router.add('POST', '/users', ({ body, requestId }) => {
+    const fields = requireObject(body);
+    const user: User = {
+      id: newId('usr'),
+      name: stringField(fields, 'name', true),
+      email: emailField(fields, 'email', true),
+      created_at: new Date().toISOString(),
+    };
+    store.users.set(user.id, user);
+    store.changed();
+    emit(context, 'user.created', userData(user), requestId);
+    return { status: 201, body: user };
+  });
+
+  router.add('GET', '/users', ({ query }) => ({
+    status: 200,
+    body: paginate([...store.users.values()], parsePage(query)),
+  }));
+
+  router.add('GET', '/users/:id', ({ params }) => ({ status: 200, body: find(params.id) }));
+
+  router.add('PUT', '/users/:id', ({ params, body, requestId }) => {
+    const user = find(params.id);
+    const fields = requireObject(body);
+    const name = stringField(fields, 'name', false);
+    const email = emailField(fields, 'email', false);
+    if (name === undefined && email === undefined) {
+      throw invalidRequest('body', 'must hold name, email or both');
+    }
+    const updated: User = {
+      ...user,
+      ...(name !== undefined && { name }),
+      ...(email !== undefined && { email }),
+    };
+    store.users.set(updated.id, updated);
+    store.changed();
+    emit(context, 'user.updated', userData(updated), requestId);
+    return { status: 200, body: updated };
+  });
+
+  router.add('DELETE', '/users/:id', ({ params, requestId }) => {
+    const user = find(params.id);
+    store.users.delete(user.id);
+    store.changed();
+    emit(context, 'user.deleted', userData(user), requestId);
+    return { status: 200, body: { id: user.id, deleted: true } };
+  });
+}

@@ -1,0 +1,43 @@
+import { type Io, UsageError } from './args.js';
+import { runReplay } from './replay.js';
+import { runSandbox } from './sandbox-command.js';
+import { runSend } from './send.js';
+
+/** `service-webhooks --help`. */
+export const MAIN_HELP = `Usage: service-webhooks <command> [options]
+
+Commands:
+  send      build, sign and POST one event to a receiver (--repeat, --concurrency)
+  replay    send recorded events from a file, one JSON object per line
+  sandbox   run a local stand-in for the service's sandbox API, delivering webhooks
+
+Run service-webhooks <command> --help for the options of each.`;
+
+const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Promise<number>>> = {
+  send: runSend,
+  replay: runReplay,
+  sandbox: runSandbox,
+};
+
+/** Run the CLI with `argv` (without node and the script); answers the exit code. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.out(MAIN_HELP);
+    return command === undefined ? 2 : 0;
+  }
+  const runCommand = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (runCommand === undefined) {
+    io.err(`Unknown command ${command}.\n\n${MAIN_HELP}`);
+    return 2;
+  }
+  try {
+    return await runCommand(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message} Run service-webhooks ${command} --help.`);
+      return 2;
+    }
+    throw error;
+  }
+}

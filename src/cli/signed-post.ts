@@ -1,0 +1,86 @@
+import { DUPLICATE_HEADER, SIGNATURE_HEADER, signPayload } from 'service-webhooks';
+
+/** The sender's timeout per attempt, as the service documents. */
+export const ATTEMPT_TIMEOUT_MS = 30_000;
+
+/** How much of a receiver's answer is kept for printing and for the deliveries listing. */
+const BODY_EXCERPT_CHARS = 500;
+
+/** What one signed POST produced. */
+export interface PostResult {
+  /** The receiver's status, `null` when no answer came. */
+  status: number | null;
+  /** A 2xx came back. */
+  ok: boolean;
+  /** The receiver marked the answer as a duplicate (`x-webhook-duplicate: true`). */
+  duplicate: boolean;
+  durationMs: number;
+  /** The start of the answer's body. */
+  body: string;
+  /** Why no answer came (timeout, refused connection, bad address). */
+  error: string | null;
+}
+
+/** How {@link postSigned} sends. */
+export interface PostOptions {
+  /** @default 30_000 */
+  timeoutMs?: number;
+  /** Aborts the request, for shutting down. */
+  signal?: AbortSignal;
+  /** The `user-agent` header. */
+  userAgent?: string;
+}
+
+/**
+ * POST `body` to `url` signed as the service signs deliveries: `x-service-signature` is `sha256=` and
+ * the HMAC of these exact bytes. Never throws; network failures are a result.
+ */
+export async function postSigned(
+  url: string,
+  body: string,
+  secret: string,
+  options: PostOptions = {},
+): Promise<PostResult> {
+  const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': options.userAgent ?? 'service-webhooks-cli',
+        [SIGNATURE_HEADER]: signPayload(body, secret),
+      },
+      // The service does not follow redirects to deliver; neither do we, so a misconfigured URL shows.
+      redirect: 'manual',
+      signal,
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      ok: response.status >= 200 && response.status < 300,
+      duplicate: response.headers.get(DUPLICATE_HEADER) === 'true',
+      durationMs: elapsed(),
+      body: text.length > BODY_EXCERPT_CHARS ? `${text.slice(0, BODY_EXCERPT_CHARS)}…` : text,
+      error: null,
+    };
+  } catch (error) {
+    const reason = timeout.aborted ? `timed out after ${timeoutMs} ms` : describeNetworkError(error);
+    return { status: null, ok: false, duplicate: false, durationMs: elapsed(), body: '', error: reason };
+  }
+}
+
+// fetch wraps the useful part (ECONNREFUSED, ENOTFOUND) in `cause`; show that rather than "fetch failed".
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause;
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return code ? `${code}: ${cause.message}` : cause.message;
+  }
+  return error.message;
+}
