@@ -10,6 +10,7 @@ export const entries = {
   testing: 'src/testing/index.ts',
   node: 'adapters/node.ts',
   redis: 'src/redis-store.ts',
+  cli: 'src/cli/main.ts',
 };
 
 export default defineConfig({
