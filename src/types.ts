@@ -184,7 +184,8 @@ export interface HandlerContext {
  * const onPayment: WebhookHandler<EventFor<'payment.*'>> = async (event) => { await ledger.record(event); };
  * ```
  */
-export type WebhookHandler<TEvent> = (event: TEvent, context: HandlerContext) => void | Promise<void>;
+// The result is awaited and otherwise ignored: `unknown` lets one-line handlers return what they compute.
+export type WebhookHandler<TEvent> = (event: TEvent, context: HandlerContext) => unknown;
 
 /**
  * Told about failures on the receiving side: handler errors and timeouts, store outages, lost leases,

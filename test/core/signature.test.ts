@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { signPayload, signPayloadWeb, verifySignature, verifySignatureWeb } from 'service-webhooks';
+import { describe, expect, test } from 'vitest';
+
+const SECRET = "It's a Secret to Everybody";
+const BODY = 'Hello, World!';
+const VECTOR = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+
+describe('signatures', () => {
+  test("GitHub's published vector, under our header's scheme", async () => {
+    expect(signPayload(BODY, SECRET)).toBe(VECTOR);
+    expect(await signPayloadWeb(BODY, SECRET)).toBe(VECTOR);
+    expect(verifySignature(BODY, VECTOR, SECRET)).toEqual({ ok: true, secretIndex: 0 });
+    expect(await verifySignatureWeb(BODY, VECTOR, SECRET)).toEqual({ ok: true, secretIndex: 0 });
+  });
+
+  test('bytes and the same text as a string verify alike', () => {
+    const bytes = new TextEncoder().encode(BODY);
+    expect(verifySignature(bytes, VECTOR, SECRET).ok).toBe(true);
+    expect(verifySignature(bytes.buffer, VECTOR, SECRET).ok).toBe(true);
+    expect(signPayload(bytes, SECRET)).toBe(VECTOR);
+  });
+
+  test('one changed byte of the body fails', () => {
+    expect(verifySignature('Hello, World?', VECTOR, SECRET)).toEqual({
+      ok: false,
+      code: 'invalid_signature',
+    });
+  });
+
+  test('a missing header is its own answer', async () => {
+    expect(verifySignature(BODY, undefined, SECRET)).toEqual({ ok: false, code: 'missing_signature' });
+    expect(await verifySignatureWeb(BODY, undefined, SECRET)).toEqual({
+      ok: false,
+      code: 'missing_signature',
+    });
+  });
+
+  const hex = VECTOR.slice('sha256='.length);
+  const malformed: Record<string, string> = {
+    'uppercase hex': `sha256=${hex.toUpperCase()}`,
+    'uppercase prefix': `SHA256=${hex}`,
+    'truncated hex': `sha256=${hex.slice(0, 63)}`,
+    'over-long hex': `sha256=${hex}0`,
+    'sha1 scheme': `sha1=${hex.slice(0, 40)}`,
+    'sha1 prefix on a sha256 digest': `sha1=${hex}`,
+    'no prefix': hex,
+    'leading space': ` ${VECTOR}`,
+    'trailing space': `${VECTOR} `,
+    'space after =': `sha256= ${hex.slice(1)}`,
+    'two values joined by a comma': `${VECTOR},${VECTOR}`,
+    'non-hex character': `sha256=${hex.slice(0, 63)}g`,
+    'an 8 KiB value': `sha256=${'a'.repeat(8192)}`,
+    empty: '',
+    'unicode digits': `sha256=${'٠'.repeat(64)}`,
+  };
+  for (const [label, header] of Object.entries(malformed)) {
+    test(`malformed (${label}) is refused without throwing, on both paths`, async () => {
+      expect(verifySignature(BODY, header, SECRET)).toEqual({ ok: false, code: 'invalid_signature' });
+      expect(await verifySignatureWeb(BODY, header, SECRET)).toEqual({
+        ok: false,
+        code: 'invalid_signature',
+      });
+    });
+  }
+
+  test('rotation: every secret is tried and the matching index reported', async () => {
+    const secrets = ['new-secret', 'old-secret', SECRET];
+    expect(verifySignature(BODY, VECTOR, secrets)).toEqual({ ok: true, secretIndex: 2 });
+    expect(await verifySignatureWeb(BODY, VECTOR, secrets)).toEqual({ ok: true, secretIndex: 2 });
+    expect(verifySignature(BODY, signPayload(BODY, 'old-secret'), secrets)).toEqual({
+      ok: true,
+      secretIndex: 1,
+    });
+    expect(verifySignature(BODY, signPayload(BODY, 'unknown'), secrets)).toEqual({
+      ok: false,
+      code: 'invalid_signature',
+    });
+  });
+
+  test('Web Crypto and node:crypto give identical answers on random bodies, secrets and headers', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 4096 }),
+        fc.string({ minLength: 1, maxLength: 64 }),
+        fc.string({ minLength: 1, maxLength: 64 }),
+        fc.constantFrom('signed', 'other-secret', 'flipped', 'random'),
+        fc.string({ maxLength: 80 }),
+        async (body, secret, otherSecret, kind, random) => {
+          const signed = signPayload(body, secret);
+          expect(await signPayloadWeb(body, secret)).toBe(signed);
+          const header =
+            kind === 'signed'
+              ? signed
+              : kind === 'other-secret'
+                ? signPayload(body, otherSecret)
+                : kind === 'flipped'
+                  ? `${signed.slice(0, -1)}${signed.endsWith('0') ? '1' : '0'}`
+                  : random;
+          const secrets = [otherSecret, secret];
+          expect(await verifySignatureWeb(body, header, secrets)).toEqual(
+            verifySignature(body, header, secrets),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

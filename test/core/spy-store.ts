@@ -1,0 +1,41 @@
+import { type IdempotencyStore, MemoryStore } from 'service-webhooks';
+
+/** A real MemoryStore that records every call, so tests can prove when the store was (not) touched. */
+export class SpyStore implements IdempotencyStore {
+  readonly calls: string[] = [];
+  constructor(readonly inner: IdempotencyStore = new MemoryStore()) {}
+  claim(eventId: string, token: string, leaseMs: number) {
+    this.calls.push(`claim ${eventId}`);
+    return this.inner.claim(eventId, token, leaseMs);
+  }
+  complete(eventId: string, token: string, ttlMs: number) {
+    this.calls.push(`complete ${eventId}`);
+    return this.inner.complete(eventId, token, ttlMs);
+  }
+  release(eventId: string, token: string) {
+    this.calls.push(`release ${eventId}`);
+    return this.inner.release(eventId, token);
+  }
+}
+
+/** A store whose chosen methods fail (reject) or hang (never settle). */
+export class FaultyStore extends SpyStore {
+  constructor(readonly faults: Partial<Record<'claim' | 'complete' | 'release', 'reject' | 'hang'>>) {
+    super();
+  }
+  #fault<T>(method: 'claim' | 'complete' | 'release', call: () => Promise<T>): Promise<T> {
+    const fault = this.faults[method];
+    if (fault === 'reject') return Promise.reject(new Error(`${method} failed: connection refused`));
+    if (fault === 'hang') return new Promise<T>(() => {});
+    return call();
+  }
+  override claim(eventId: string, token: string, leaseMs: number) {
+    return this.#fault('claim', () => super.claim(eventId, token, leaseMs));
+  }
+  override complete(eventId: string, token: string, ttlMs: number) {
+    return this.#fault('complete', () => super.complete(eventId, token, ttlMs));
+  }
+  override release(eventId: string, token: string) {
+    return this.#fault('release', () => super.release(eventId, token));
+  }
+}
