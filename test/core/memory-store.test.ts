@@ -6,7 +6,12 @@ storeConformanceSuite({ name: 'MemoryStore', createStore: () => new MemoryStore(
 
 function fakeClock() {
   let now = 1_000;
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 describe('MemoryStore', () => {

@@ -105,7 +105,7 @@ describe('status table', () => {
     expect(calls).toBe(1);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
-    expect((errors[0]?.cause as Error).message).toContain('complete failed');
+    expect((errors[0]!.cause as Error).message).toContain('complete failed');
   });
 
   test('401 missing_signature; the store and handlers untouched', async () => {
@@ -247,7 +247,7 @@ describe('status table', () => {
     expect(errorOf(failed).code).toBe('handler_failed');
     expect(failed.body).not.toMatch(/hunter2|ECONNREFUSED|db\.internal/);
     expect(errors[0]).toBeInstanceOf(HandlerFailedError);
-    expect((errors[0]?.cause as Error).message).toContain('ECONNREFUSED');
+    expect((errors[0]!.cause as Error).message).toContain('ECONNREFUSED');
     expect(store.calls).toEqual([`claim ${event.id}`, `release ${event.id}`]);
 
     const retry = await deliver(webhooks, event, { secret });
