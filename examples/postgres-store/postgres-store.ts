@@ -64,7 +64,7 @@ export class PostgresStore implements IdempotencyStore {
     const table = options.table ?? 'webhook_events';
     // The name is spliced into SQL (identifiers cannot be bound as parameters), so allow only a safe shape.
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) {
-      throw new Error(
+      throw new ConfigurationError(
         `PostgresStore \`table\` must match /^[a-z_][a-z0-9_]*$/; got ${JSON.stringify(table)}.`,
       );
     }
