@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  type WebhookResponse,
+  type Webhooks,
+} from 'service-webhooks';
+import { readNodeBody } from './internal/read-node-body.js';
+
+/**
+ * An Express request handler (Express 4 and 5). Typed with `node:http` types, which Express's `Request`
+ * and `Response` extend, so it fits both majors and users need no `@types/express` of a given version.
+ */
+export type ExpressWebhookHandler = (
+  request: IncomingMessage & { body?: unknown; _body?: unknown },
+  response: ServerResponse,
+  next: (error?: unknown) => void,
+) => Promise<void>;
+
+const FIX =
+  "mount service-webhooks/express before express.json(), or use express.raw({ type: 'application/json' }) on this route.";
+
+/**
+ * Receive deliveries in Express. Reads the raw body itself, or takes the Buffer left by
+ * `express.raw()` (give that a `limit` of at least `maxBodyBytes`; its default is 100 kB). When
+ * `express.json()` already parsed the body, the signed bytes are gone: the sender gets 500
+ * `raw_body_unavailable` (so it retries once fixed) and `onError` gets the fix. Mounted with
+ * `app.post` it sees only POST; mounted with `app.use` or `app.all` it answers 405 to other methods.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createWebhooks } from 'service-webhooks';
+ * import { expressWebhooks } from 'service-webhooks/express';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', (event) => console.log('user.created', event.data.email));
+ *
+ * const app = express();
+ * app.post('/webhooks', expressWebhooks(webhooks)); // before app.use(express.json())
+ * app.use(express.json());
+ * app.listen(3000);
+ * ```
+ */
+export function expressWebhooks(webhooks: Webhooks): ExpressWebhookHandler {
+  return async (request, response, next) => {
+    try {
+      // Express 4's body-parser sets `req.body = {}` even when its type did not match and it left the
+      // stream unread (it flags a real parse with `_body`): that placeholder is not a consumed body.
+      if (request._body !== true && !request.readableDidRead && isEmptyObject(request.body)) {
+        request.body = undefined;
+      }
+      const read = await readNodeBody(request, webhooks.maxBodyBytes);
+      if (read.kind === 'too_large') {
+        // Stop the sender from streaming the rest: answer, then close the connection.
+        response.shouldKeepAlive = false;
+        response.once('finish', () => request.destroy());
+        return write(response, webhooks.reject(new PayloadTooLargeError()));
+      }
+      if (read.kind === 'consumed') return write(response, webhooks.reject(new RawBodyUnavailableError(FIX)));
+      const { body } = read;
+      write(
+        response,
+        await webhooks.handle({ body, headers: request.headers, method: request.method ?? 'POST' }),
+      );
+    } catch (error) {
+      // Only a broken connection gets here (the core never throws); Express 4 ignores rejected promises.
+      next(error);
+    }
+  };
+}
+
+function write(response: ServerResponse, result: WebhookResponse): void {
+  response.writeHead(result.status, result.headers).end(result.body);
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}

@@ -1,0 +1,163 @@
+import { createServer } from 'node:http';
+import express from 'express';
+import express4 from 'express4';
+import { createWebhooks, type WebhookError, type Webhooks } from 'service-webhooks';
+import { expressWebhooks } from 'service-webhooks/express';
+import { createTestEvent } from 'service-webhooks/testing';
+import request from 'supertest';
+import { describe, expect, test } from 'vitest';
+import {
+  type AdapterClient,
+  runAdapterCases,
+  SECRET,
+  type SentRequest,
+  signedRequest,
+} from './adapter-cases.js';
+import { listenClient } from './http-client.js';
+import { listenUrl, runStreamingCases } from './streaming-cases.js';
+
+type App = Parameters<typeof request>[0];
+
+/** A Buffer passed through as it is (typed as superagent's serializer, which expects a string). */
+const identity = (data: unknown) => data as string;
+
+/** A client that goes through supertest, sending the exact bytes given. */
+function supertestClient(app: App, path = '/webhooks'): AdapterClient {
+  return {
+    async send(sent: SentRequest) {
+      const agent = request(app);
+      const methods = { GET: agent.get, POST: agent.post, PUT: agent.put, DELETE: agent.delete } as const;
+      const method = methods[sent.method as keyof typeof methods];
+      let test = method.call(agent, path).set(sent.headers);
+      // superagent JSON-serialises a Buffer sent as application/json; an identity serializer keeps the bytes.
+      if (sent.body.byteLength > 0) test = test.serialize(identity).send(Buffer.from(sent.body));
+      const response = await test;
+      return {
+        status: response.status,
+        headers: response.headers as Record<string, string>,
+        body: response.text,
+      };
+    },
+    close: async () => {},
+  };
+}
+
+const majors = [
+  {
+    major: 'Express 5',
+    create: () => express(),
+    json: express.json,
+    raw: express.raw,
+    urlencoded: express.urlencoded,
+  },
+  {
+    major: 'Express 4',
+    create: () => express4(),
+    json: express4.json,
+    raw: express4.raw,
+    urlencoded: express4.urlencoded,
+  },
+];
+
+for (const { major, create, json, raw, urlencoded } of majors) {
+  // app.post: the router sends other methods elsewhere (404), so the handler does not own the route.
+  runAdapterCases({
+    name: `${major} app.post (supertest)`,
+    ownsRoute: false,
+    start: async (webhooks) => {
+      const app = create();
+      app.post('/webhooks', expressWebhooks(webhooks));
+      app.use(json());
+      return supertestClient(app as App);
+    },
+  });
+
+  // app.use: the handler sees every method on its path and answers 405 to all but POST.
+  runAdapterCases({
+    name: `${major} app.use (real port)`,
+    ownsRoute: true,
+    start: async (webhooks) => {
+      const app = create();
+      app.use('/webhooks', expressWebhooks(webhooks));
+      return listenClient(createServer(app));
+    },
+  });
+
+  runStreamingCases({
+    name: major,
+    start: async (webhooks) => {
+      const app = create();
+      app.post('/webhooks', expressWebhooks(webhooks));
+      return listenUrl(createServer(app));
+    },
+  });
+
+  describe(`${major}: body parsers`, () => {
+    const setup = () => {
+      const errors: WebhookError[] = [];
+      const seen: string[] = [];
+      const webhooks: Webhooks = createWebhooks({ secret: SECRET });
+      webhooks.on('user.created', (event) => {
+        seen.push(event.id);
+      });
+      webhooks.onError((error) => {
+        errors.push(error);
+      });
+      return { webhooks, errors, seen };
+    };
+    const post = (app: App, sent = signedRequest(JSON.stringify(createTestEvent('user.created')))) =>
+      request(app).post('/webhooks').set(sent.headers).serialize(identity).send(Buffer.from(sent.body));
+
+    test('express.json() ran first: 500 raw_body_unavailable, the fix told to onError, not to the sender', async () => {
+      const { webhooks, errors, seen } = setup();
+      const app = create();
+      app.use(json());
+      app.post('/webhooks', expressWebhooks(webhooks));
+      const response = await post(app as App);
+      expect(response.status).toBe(500);
+      expect(JSON.parse(response.text).error.code).toBe('raw_body_unavailable');
+      expect(response.text).not.toContain('express');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]?.code).toBe('raw_body_unavailable');
+      expect(errors[0]?.message).toContain('mount service-webhooks/express before express.json()');
+      expect(errors[0]?.message).toContain("express.raw({ type: 'application/json' })");
+      expect(seen).toEqual([]);
+    });
+
+    test("express.raw({ type: 'application/json' }) on the route: its Buffer is used, 200", async () => {
+      const { webhooks, errors, seen } = setup();
+      const app = create();
+      app.post('/webhooks', raw({ type: 'application/json' }), expressWebhooks(webhooks));
+      app.use(json());
+      const event = createTestEvent('user.created');
+      const response = await post(app as App, signedRequest(JSON.stringify(event, null, 2)));
+      expect(response.status).toBe(200);
+      expect(seen).toEqual([event.id]);
+      expect(errors).toEqual([]);
+    });
+
+    test('a parser for another type ran first (urlencoded): the unread body is still read, 200', async () => {
+      const { webhooks, seen } = setup();
+      const app = create();
+      app.use(urlencoded({ extended: false }));
+      app.post('/webhooks', expressWebhooks(webhooks));
+      const event = createTestEvent('user.created');
+      expect((await post(app as App, signedRequest(JSON.stringify(event)))).status).toBe(200);
+      expect(seen).toEqual([event.id]);
+    });
+
+    test('the host app keeps its JSON routes', async () => {
+      const { webhooks } = setup();
+      const app = create();
+      app.post('/webhooks', expressWebhooks(webhooks));
+      app.use(json());
+      app.post('/echo', (req, res) => {
+        res.json({ parsed: req.body });
+      });
+      const response = await request(app as App)
+        .post('/echo')
+        .send({ a: 1 });
+      expect(response.body).toEqual({ parsed: { a: 1 } });
+    });
+  });
+}
