@@ -1,0 +1,125 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createWebhooks } from 'service-webhooks';
+import { fastifyWebhooks } from 'service-webhooks/fastify';
+import { createTestEvent } from 'service-webhooks/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type AdapterClient, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
+import { sendHttp } from './http-client.js';
+import { runStreamingCases } from './streaming-cases.js';
+
+/** A client that goes through `app.inject`, no socket. */
+function injectClient(app: FastifyInstance): AdapterClient {
+  return {
+    async send(sent) {
+      const response = await app.inject({
+        method: sent.method as 'POST',
+        url: '/webhooks',
+        headers: sent.headers,
+        payload: Buffer.from(sent.body),
+      });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+      }
+      return { status: response.statusCode, headers, body: response.body };
+    },
+    close: () => app.close(),
+  };
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  return app.listen({ port: 0, host: '127.0.0.1' });
+}
+
+runAdapterCases({
+  name: 'Fastify inject',
+  ownsRoute: true,
+  start: async (webhooks) => {
+    const app = Fastify();
+    await app.register(fastifyWebhooks, { webhooks });
+    return injectClient(app);
+  },
+});
+
+runAdapterCases({
+  name: 'Fastify real port',
+  ownsRoute: true,
+  start: async (webhooks) => {
+    const app = Fastify();
+    await app.register(fastifyWebhooks, { webhooks });
+    const base = await listen(app);
+    return { send: (sent) => sendHttp(`${base}/webhooks`, sent), close: () => app.close() };
+  },
+});
+
+runStreamingCases({
+  name: 'Fastify',
+  start: async (webhooks) => {
+    const app = Fastify();
+    await app.register(fastifyWebhooks, { webhooks });
+    const base = await listen(app);
+    return { url: `${base}/webhooks`, close: () => app.close() };
+  },
+});
+
+describe('Fastify: the raw parser is scoped to the webhook route', () => {
+  const app = Fastify();
+  const seen: string[] = [];
+  const webhooks = createWebhooks({ secret: SECRET });
+  webhooks.on('user.created', (event) => {
+    seen.push(event.id);
+  });
+  beforeAll(async () => {
+    // Routes declared before and after the plugin, and in a sibling plugin, all keep JSON parsing.
+    app.post('/before', async (request) => ({ parsed: request.body }));
+    await app.register(fastifyWebhooks, { webhooks, path: '/hooks/service' });
+    app.post('/after', async (request) => ({ parsed: request.body }));
+    await app.register(async (sibling) => {
+      sibling.post('/sibling', async (request) => ({ parsed: request.body }));
+    });
+  });
+  afterAll(() => app.close());
+
+  test('the host app routes still receive parsed objects', async () => {
+    for (const url of ['/before', '/after', '/sibling']) {
+      const response = await app.inject({ method: 'POST', url, payload: { a: 1 } });
+      expect(response.json(), url).toEqual({ parsed: { a: 1 } });
+    }
+  });
+
+  test('the host app keeps refusing content types it has no parser for', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/after',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.from('xyz'),
+    });
+    expect(response.statusCode).toBe(415);
+  });
+
+  test('the webhook route on its custom path gets the exact bytes', async () => {
+    const event = createTestEvent('user.created');
+    const sent = signedRequest(JSON.stringify(event, null, 2));
+    const response = await app.inject({
+      method: 'POST',
+      url: '/hooks/service',
+      headers: sent.headers,
+      payload: Buffer.from(sent.body),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(seen).toEqual([event.id]);
+  });
+
+  test('a delivery without a content type is still read raw', async () => {
+    const event = createTestEvent('user.created');
+    const { 'content-type': _, ...headers } = signedRequest(JSON.stringify(event)).headers;
+    const response = await app.inject({
+      method: 'POST',
+      url: '/hooks/service',
+      headers,
+      payload: Buffer.from(JSON.stringify(event)),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(seen).toContain(event.id);
+  });
+});
