@@ -21,9 +21,9 @@ export function readNodeBody(request: RequestWithBody, limit: number): Promise<N
       tooLarge(earlier, limit) ? { kind: 'too_large' } : { kind: 'body', body: earlier },
     );
   }
-  if (request.readableEnded || request.readableDidRead || (earlier !== undefined && earlier !== null)) {
-    return Promise.resolve({ kind: 'consumed', parsed: earlier });
-  }
+  // Only a stream that was read counts as consumed: Express 4's JSON parser sets `req.body = {}` on
+  // requests it skips (another content type) without reading them, and those bytes are still there.
+  if (request.readableEnded || request.readableDidRead) return Promise.resolve({ kind: 'consumed', parsed: earlier });
   const announced = Number(request.headers['content-length']);
   if (announced > limit) return Promise.resolve({ kind: 'too_large' });
 
