@@ -125,3 +125,14 @@ describe('RedisStore configuration', () => {
     offline.disconnect();
   });
 });
+
+describe('RedisStore packaging', () => {
+  test('imports ioredis for types only, so loading service-webhooks/redis never requires ioredis', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const source = await readFile(new URL('../../src/redis-store.ts', import.meta.url), 'utf8');
+    const ioredisImports = source.match(/^import .* from 'ioredis';$/gm) ?? [];
+    expect(ioredisImports.length).toBeGreaterThan(0);
+    for (const line of ioredisImports) expect(line).toMatch(/^import type /);
+    expect(source).not.toMatch(/require\(['"]ioredis|import\(['"]ioredis/);
+  });
+});
