@@ -9,6 +9,9 @@ export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
   node: 'adapters/node.ts',
+  express: 'adapters/express.ts',
+  fastify: 'adapters/fastify.ts',
+  web: 'adapters/web.ts',
   redis: 'src/redis-store.ts',
   cli: 'src/cli/main.ts',
 };

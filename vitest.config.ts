@@ -7,6 +7,9 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const packageAliases = {
   'service-webhooks/testing': here('./src/testing/index.ts'),
   'service-webhooks/node': here('./adapters/node.ts'),
+  'service-webhooks/express': here('./adapters/express.ts'),
+  'service-webhooks/fastify': here('./adapters/fastify.ts'),
+  'service-webhooks/web': here('./adapters/web.ts'),
   'service-webhooks/redis': here('./src/redis-store.ts'),
   'service-webhooks': here('./src/index.ts'),
 };
