@@ -192,11 +192,14 @@ export async function startStandalone(): Promise<StandaloneRedis> {
 /** A Redis Cluster the tests use: REDIS_CLUSTER_NODES when set, otherwise three masters of our own. */
 export interface ClusterRedis {
   readonly nodes: readonly RedisAddress[];
+  /** The server processes, when the tests started them (never for REDIS_CLUSTER_NODES). */
+  readonly servers?: readonly RedisServer[];
   readonly stop: () => Promise<void>;
 }
 
-export async function startCluster(masters = 3): Promise<ClusterRedis> {
-  const external = process.env.REDIS_CLUSTER_NODES;
+/** `own` ignores REDIS_CLUSTER_NODES: for tests that kill nodes. */
+export async function startCluster(masters = 3, { own = false } = {}): Promise<ClusterRedis> {
+  const external = own ? undefined : process.env.REDIS_CLUSTER_NODES;
   if (external) {
     const nodes = external.split(',').map((entry) => {
       const [host = HOST, port = '6379'] = entry.trim().split(':');
@@ -237,5 +240,5 @@ export async function startCluster(masters = 3): Promise<ClusterRedis> {
     await stop();
     throw error;
   }
-  return { nodes: servers.map(({ host, port }) => ({ host, port })), stop };
+  return { nodes: servers.map(({ host, port }) => ({ host, port })), servers, stop };
 }
