@@ -23,7 +23,8 @@ const URL_ = 'http://receiver.test/webhooks';
 function directClient(handle: (request: Request) => Promise<Response>): AdapterClient {
   return {
     async send(sent) {
-      const body = sent.body.byteLength > 0 ? sent.body : null;
+      // A copy typed as Uint8Array<ArrayBuffer>, which BodyInit asks for.
+      const body = sent.body.byteLength > 0 ? new Uint8Array(sent.body) : null;
       const response = await handle(new Request(URL_, { method: sent.method, headers: sent.headers, body }));
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => {
@@ -148,7 +149,7 @@ describe('web: reading the body', () => {
   test('a body already read: 500 raw_body_unavailable, the fix told to onError, not to the sender', async () => {
     const { handle, errors } = setup();
     const { body, headers } = signedRequest(JSON.stringify(createTestEvent('user.created')));
-    const request = post(body, headers);
+    const request = post(new Uint8Array(body), headers);
     await request.text();
     const response = await handle(request);
     expect(response.status).toBe(500);
@@ -167,7 +168,11 @@ describe('web: reading the body', () => {
     });
     app.post('/webhooks', (c) => handle(c.req.raw));
     const { body, headers } = signedRequest(JSON.stringify(createTestEvent('user.created')));
-    const response = await app.request('/webhooks', { method: 'POST', body, headers });
+    const response = await app.request('/webhooks', {
+      method: 'POST',
+      body: new Uint8Array(body),
+      headers,
+    });
     expect(response.status).toBe(500);
     expect(errors.map((error) => error.code)).toEqual(['raw_body_unavailable']);
   });
