@@ -89,6 +89,7 @@ describe('RedisStore keys', () => {
     expect(await store.complete(id, 'c', 1_000)).toBe('lost');
     expect(await store.release(id, 'c')).toBeUndefined();
     expect(await store.claim(id, crypto.randomUUID(), 1_000)).toBe('completed');
+    await redis.del(store.keyFor(id));
   });
 
   test('recovers when Redis forgets its scripts (EVALSHA falls back to EVAL)', async () => {

@@ -66,7 +66,9 @@ const topologies: {
 
 for (const topology of topologies) {
   describe(`two receiver processes on one Redis (${topology.name})`, () => {
-    const counterKey = `counts:{${crypto.randomUUID()}}`;
+    const run = crypto.randomUUID();
+    const counterKey = `sw-test-counts:{${run}}`;
+    const prefix = `sw-test-${run}:`;
     let receivers: ReceiverProcess[] = [];
     let counter: Redis | Cluster;
     let stopRedis: () => Promise<void> = async () => {};
@@ -76,13 +78,28 @@ for (const topology of topologies) {
       stopRedis = redis.stop;
       counter = redis.counter();
       receivers = await Promise.all(
-        [0, 1].map(() => startReceiver({ SECRET, COUNTER_KEY: counterKey, ...redis.env })),
+        [0, 1].map(() =>
+          startReceiver({ SECRET, COUNTER_KEY: counterKey, STORE_PREFIX: prefix, ...redis.env }),
+        ),
       );
     });
 
     afterAll(async () => {
       await Promise.all(receivers.map((receiver) => receiver.stop()));
-      counter?.disconnect();
+      // Leave nothing behind in a Redis the tests were pointed at (REDIS_URL, REDIS_CLUSTER_NODES).
+      if (counter) {
+        await counter.del(counterKey);
+        const masters = counter instanceof Cluster ? counter.nodes('master') : [counter];
+        for (const node of masters) {
+          const keys: string[] = [];
+          for await (const batch of node.scanStream({ match: `${prefix}*`, count: 1_000 })) {
+            keys.push(...(batch as string[]));
+          }
+          // One key per call: on a Cluster the keys of one node still span many slots.
+          await Promise.all(keys.map((key) => node.del(key)));
+        }
+        counter.disconnect();
+      }
       await stopRedis();
     });
 

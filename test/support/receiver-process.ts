@@ -17,6 +17,7 @@ export interface ReceiverEnv {
   SECRET: string;
   COUNTER_KEY: string;
   RECEIVER_NAME?: string;
+  STORE_PREFIX?: string;
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: string;
   LEASE_SECONDS?: string;
