@@ -12,7 +12,7 @@ import { readNodeBody } from './internal/read-node-body.js';
  * and `Response` extend, so it fits both majors and users need no `@types/express` of a given version.
  */
 export type ExpressWebhookHandler = (
-  request: IncomingMessage & { body?: unknown; _body?: unknown },
+  request: IncomingMessage & { body?: unknown },
   response: ServerResponse,
   next: (error?: unknown) => void,
 ) => Promise<void>;
@@ -45,11 +45,6 @@ const FIX =
 export function expressWebhooks(webhooks: Webhooks): ExpressWebhookHandler {
   return async (request, response, next) => {
     try {
-      // Express 4's body-parser sets `req.body = {}` even when its type did not match and it left the
-      // stream unread (it flags a real parse with `_body`): that placeholder is not a consumed body.
-      if (request._body !== true && !request.readableDidRead && isEmptyObject(request.body)) {
-        request.body = undefined;
-      }
       const read = await readNodeBody(request, webhooks.maxBodyBytes);
       if (read.kind === 'too_large') {
         // Stop the sender from streaming the rest: answer, then close the connection.
@@ -72,8 +67,4 @@ export function expressWebhooks(webhooks: Webhooks): ExpressWebhookHandler {
 
 function write(response: ServerResponse, result: WebhookResponse): void {
   response.writeHead(result.status, result.headers).end(result.body);
-}
-
-function isEmptyObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 }
