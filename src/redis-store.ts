@@ -36,7 +36,9 @@ export interface RedisStoreOptions {
    * closes it, and adds no listener to it. Create it with options that fail fast while Redis is
    * unreachable, so a delivery during an outage is answered 503 at once and nothing piles up:
    * `{ enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }` (for a `Cluster`,
-   * `enableOfflineQueue: false` at the top level and the other two in `redisOptions`).
+   * `enableOfflineQueue: false` at the top level and the other two in `redisOptions`). With
+   * `enableOfflineQueue: false`, leave `lazyConnect` off (or `await client.connect()` at startup): a
+   * lazy client would refuse its first command rather than connect.
    */
   client: Redis | Cluster;
   /**
@@ -87,8 +89,8 @@ type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE, Sc
 
 /**
  * The idempotency store for several processes or machines: claims, completions and releases are one
- * Redis round trip each, atomic (`SET NX PX` and token-checked Lua scripts, sent with EVALSHA and
- * resent with EVAL when Redis lost its script cache), and Redis keeps every TTL, so nothing needs
+ * Redis round trip each, atomic (`SET NX PX` and token-checked Lua scripts; ioredis sends each
+ * script's body once per connection and EVALSHA after that, and resends it if Redis lost its cache), and Redis keeps every TTL, so nothing needs
  * cleaning. Keys look like `service-webhooks:{evt_123}`: the event id is the hash tag, so the store
  * works on Redis Cluster as it does on one server.
  *
