@@ -35,7 +35,9 @@ export class DeliveryScheduler {
     const targets = [...this.options.store.webhooks.values()].filter((registration) =>
       (registration.events as readonly string[]).includes(event.type),
     );
-    return targets.map((registration) => this.deliverTo(registration, event));
+    // The count as the event leaves; each attempt sends the count of that moment (see `attempt`).
+    const counted = { ...event, pending_webhooks: targets.length };
+    return targets.map((registration) => this.deliverTo(registration, counted));
   }
 
   /** Deliver `event` to one registration, whatever it subscribes to (the `/test` endpoint). */
@@ -96,6 +98,8 @@ export class DeliveryScheduler {
     if (refusal !== undefined || registration === undefined) {
       result = { status: null, ok: false, duplicate: false, durationMs: 0, body: '', error: refusal ?? '' };
     } else {
+      // pending_webhooks: deliveries of this event not yet acknowledged, this one included, so retries
+      // of one event may differ in it (which is why the core deduplicates by id alone).
       const body = JSON.stringify({
         ...delivery.event,
         pending_webhooks: this.pendingCount(delivery.event_id),

@@ -3,7 +3,8 @@ import { newId } from './ids.js';
 
 /**
  * The envelope of an event the sandbox emits: every field the service documents, `livemode: false`
- * because these are sandbox events. `pending_webhooks` is filled in at each attempt.
+ * because these are sandbox events. `pending_webhooks` is counted when the
+ * event is dispatched and again at each attempt.
  */
 export function buildEvent<Name extends WebhookEventName>(
   type: Name,

@@ -22,9 +22,13 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Pro
 /** Run the CLI with `argv` (without node and the script); answers the exit code. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) {
+    io.err(MAIN_HELP);
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     io.out(MAIN_HELP);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   const runCommand = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (runCommand === undefined) {

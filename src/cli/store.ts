@@ -66,7 +66,7 @@ export interface Delivery {
   /** When the next attempt is due (ISO 8601), `null` once the delivery is settled. */
   next_attempt_at: string | null;
   created_at: string;
-  /** The event as first built; `pending_webhooks` is recomputed at every attempt. */
+  /** The event as dispatched; each attempt sends `pending_webhooks` as counted at that moment. */
   event: AnyWebhookEvent;
 }
 

@@ -77,8 +77,11 @@ describe('deliveries', () => {
     const created = await api(sandbox.url, 'POST', '/users', { name: 'Ada', email: 'ada@example.com' });
     const user = created.body as { id: string };
 
-    await settledDeliveries(`webhook_id=${a}`, 1);
+    const [toA] = await settledDeliveries(`webhook_id=${a}`, 1);
     await settledDeliveries(`webhook_id=${b}`, 1);
+    // Two registrations subscribe: the event leaves with 2 pending; each attempt counts those left.
+    expect(toA?.event.pending_webhooks).toBe(2);
+    for (const entry of received) expect([1, 2]).toContain(JSON.parse(entry.body).pending_webhooks);
     expect(received.map((entry) => entry.path).sort()).toEqual(['/a', '/b']);
     for (const entry of received) {
       const secret = entry.path === '/a' ? 'whsec_a' : 'whsec_b';
