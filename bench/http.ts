@@ -1,0 +1,299 @@
+/**
+ * Sections 2 to 4 over loopback HTTP: the receiver runs in a forked process (server.ts), autocannon
+ * runs here, each pinned to its own core where `taskset` exists. Every request carries a distinct
+ * event id and a valid signature (pre-signed; signed on the fly only if a run outgrows the pool).
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import type { MemoryPeak, ParentMessage, ServerMessage, VariantName } from './server.js';
+import {
+  type BodyTemplate,
+  bodyTemplate,
+  bodyText,
+  eventId,
+  HTTP_BODY_BYTES,
+  median,
+  PATH,
+  QUICK,
+  rotated,
+  runNonce,
+  sign,
+} from './shared.js';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const PIN = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['-V']).status === 0;
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+
+/** Pin this process (the load generator) to its own core, once. */
+export function pinLoadGenerator(): boolean {
+  if (!PIN) return false;
+  execFileSync('taskset', ['-a', '-p', '-c', LOAD_CPU, String(process.pid)], { stdio: 'ignore' });
+  return true;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  report(): Promise<{ peak: MemoryPeak; baseline: MemoryPeak }>;
+  sample(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start a receiver process, retrying a few times: the working tree is shared, and another `npm run
+ * build` empties dist/ for a moment while it rebuilds.
+ */
+export async function startServer(variant: VariantName, exposeGc = false): Promise<RunningServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(variant, exposeGc);
+    } catch (error) {
+      if (attempt === 4) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+  }
+}
+
+async function startServerOnce(variant: VariantName, exposeGc: boolean): Promise<RunningServer> {
+  const args = ['--import', 'tsx', ...(exposeGc ? ['--expose-gc'] : []), here('./server.ts'), variant];
+  const child = spawn(
+    PIN ? 'taskset' : process.execPath,
+    PIN ? ['-c', SERVER_CPU, process.execPath, ...args] : args,
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, TSX_TSCONFIG_PATH: here('./tsconfig.json') },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) =>
+      reject(new Error(`The ${variant} server exited (${code}) before listening.`)),
+    );
+    child.on('message', (message: ServerMessage) => {
+      if (message.type === 'ready') resolve(message.port);
+      if (message.type === 'failed') reject(new Error(`The ${variant} server failed: ${message.message}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  const post = (message: ParentMessage) => child.send(message);
+  return {
+    port,
+    sample: () => post({ type: 'sample' }),
+    report: () =>
+      new Promise((resolve) => {
+        const listener = (message: ServerMessage) => {
+          if (message.type !== 'peak') return;
+          child.off('message', listener);
+          resolve({ peak: message.peak, baseline: message.baseline });
+        };
+        child.on('message', listener);
+        post({ type: 'report' });
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.disconnect();
+      }),
+  };
+}
+
+/** Pre-signed deliveries of one size; `take()` hands out the next distinct one. */
+export class DeliveryPool {
+  readonly #template: BodyTemplate;
+  readonly #nonce = runNonce();
+  readonly #signatures: string[] = [];
+  #next = 0;
+  /** How many deliveries had to be signed during a run because the pool ran out. */
+  signedLive = 0;
+
+  constructor(size: number, count: number) {
+    this.#template = bodyTemplate(size);
+    for (let n = 0; n < count; n++) this.#signatures.push(sign(this.#body(n)));
+  }
+
+  #body(n: number): string {
+    return bodyText(this.#template, eventId(this.#nonce, n));
+  }
+
+  /** Start handing out from the first delivery again (for a fresh receiver process). */
+  rewind(): void {
+    this.#next = 0;
+  }
+
+  take(): { body: string; headers: Record<string, string> } {
+    const n = this.#next++;
+    const body = this.#body(n);
+    let signature = this.#signatures[n];
+    if (signature === undefined) {
+      signature = sign(body);
+      this.signedLive++;
+    }
+    return {
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Service-Webhooks/1.0',
+        'x-service-signature': signature,
+        // The same bytes and scheme under GitHub's names, for @octokit/webhooks.
+        'x-hub-signature-256': signature,
+        'x-github-event': 'push',
+        'x-github-delivery': eventId(this.#nonce, n),
+      },
+    };
+  }
+}
+
+export interface LoadResult {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+export async function load(
+  port: number,
+  pool: DeliveryPool,
+  options: { connections: number; duration?: number; amount?: number },
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${PATH}`,
+    connections: options.connections,
+    ...(options.amount === undefined ? { duration: options.duration ?? 5 } : { amount: options.amount }),
+    timeout: 30,
+    requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...pool.take() }) }],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+export interface HttpVariantResult {
+  readonly rps: number[];
+  readonly p50: number[];
+  readonly p99: number[];
+  failures: number;
+}
+
+export type HttpGroupResult = Partial<Record<VariantName, HttpVariantResult>>;
+
+const DURATION = QUICK ? 2 : 6;
+const WARMUP = QUICK ? 0.5 : 1.5;
+export const HTTP_ROUNDS = QUICK ? 2 : 3;
+export const CONNECTIONS = 50;
+
+/**
+ * Run a group of variants in rotating order for several rounds, each run on a fresh server process
+ * (warmed up first), so a variant's ratio to its neighbour is taken under the same background load.
+ */
+export async function runGroup(
+  variants: readonly VariantName[],
+  pool: DeliveryPool,
+  log: (line: string) => void,
+): Promise<HttpGroupResult> {
+  const results: HttpGroupResult = {};
+  for (let round = 0; round < HTTP_ROUNDS; round++) {
+    for (const variant of rotated(variants, round)) {
+      let server: RunningServer;
+      try {
+        server = await startServer(variant);
+      } catch (error) {
+        log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
+        continue;
+      }
+      try {
+        pool.rewind();
+        await load(server.port, pool, { connections: CONNECTIONS, duration: WARMUP });
+        const run = await load(server.port, pool, { connections: CONNECTIONS, duration: DURATION });
+        const entry = results[variant] ?? { rps: [], p50: [], p99: [], failures: 0 };
+        results[variant] = entry;
+        entry.rps.push(run.rps);
+        entry.p50.push(run.p50);
+        entry.p99.push(run.p99);
+        entry.failures += run.non2xx + run.errors;
+        log(
+          `  round ${round + 1} ${variant}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`,
+        );
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  return results;
+}
+
+/** Median over rounds of a/b, each ratio taken within one round. */
+export function roundRatio(
+  group: HttpGroupResult,
+  a: VariantName,
+  b: VariantName,
+  metric: 'rps' | 'p99' | 'p50',
+): number {
+  const as = group[a]?.[metric];
+  const bs = group[b]?.[metric];
+  if (!as || !bs) return Number.NaN;
+  const n = Math.min(as.length, bs.length);
+  return median(as.slice(0, n).map((value, i) => value / bs[i]!));
+}
+
+export function poolSize(): number {
+  // Enough distinct deliveries for a warm-up and a run at well above the reference ~45k req/s.
+  return Math.ceil((WARMUP + DURATION) * (QUICK ? 40_000 : 50_000));
+}
+
+export { HTTP_BODY_BYTES };
+
+export interface BigBodyResult {
+  readonly concurrency: number;
+  readonly deliveries: number;
+  /** Peak minus baseline, per variant, in bytes. */
+  readonly peaks: Partial<Record<VariantName, { rss: number; heapUsed: number; arrayBuffers: number }>>;
+}
+
+/** Section 4: memory high-water marks while receiving 1 MiB bodies, one at a time and 50 at once. */
+export async function runBigBodies(
+  variants: readonly VariantName[],
+  log: (line: string) => void,
+): Promise<BigBodyResult[]> {
+  const size = 1_048_576;
+  const scenarios = [
+    { concurrency: 1, deliveries: QUICK ? 5 : 20 },
+    { concurrency: 50, deliveries: QUICK ? 50 : 150 },
+  ];
+  const pool = new DeliveryPool(size, QUICK ? 60 : 200);
+  const results: BigBodyResult[] = [];
+  for (const { concurrency, deliveries } of scenarios) {
+    const peaks: BigBodyResult['peaks'] = {};
+    for (const variant of variants) {
+      const server = await startServer(variant, true);
+      try {
+        pool.rewind();
+        await load(server.port, pool, { connections: Math.min(concurrency, 5), amount: 5 });
+        server.sample();
+        const run = await load(server.port, pool, { connections: concurrency, amount: deliveries });
+        const { peak, baseline } = await server.report();
+        if (run.non2xx + run.errors > 0) log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+        peaks[variant] = {
+          rss: peak.rss - baseline.rss,
+          heapUsed: peak.heapUsed - baseline.heapUsed,
+          arrayBuffers: peak.arrayBuffers - baseline.arrayBuffers,
+        };
+        log(
+          `  1 MiB x${concurrency} ${variant}: peak +${(peaks[variant].rss / 1_048_576).toFixed(1)} MiB RSS, +${(peaks[variant].heapUsed / 1_048_576).toFixed(1)} MiB heap, +${(peaks[variant].arrayBuffers / 1_048_576).toFixed(1)} MiB buffers`,
+        );
+      } finally {
+        await server.stop();
+      }
+    }
+    results.push({ concurrency, deliveries, peaks });
+  }
+  return results;
+}
