@@ -3,7 +3,7 @@ import { createWebhooks } from 'service-webhooks';
 import { fastifyWebhooks } from 'service-webhooks/fastify';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type AdapterClient, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
+import { type AdapterClient, bodyOfSize, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
 import { sendHttp } from './http-client.js';
 import { runStreamingCases } from './streaming-cases.js';
 
@@ -121,5 +121,22 @@ describe('Fastify: the raw parser is scoped to the webhook route', () => {
     });
     expect(response.statusCode).toBe(200);
     expect(seen).toContain(event.id);
+  });
+});
+
+describe("Fastify: the route's body limit is maxBodyBytes, whatever the host's bodyLimit", () => {
+  test('a host bodyLimit smaller than maxBodyBytes does not refuse a delivery within maxBodyBytes', async () => {
+    const app = Fastify({ bodyLimit: 100 });
+    const webhooks = createWebhooks({ secret: SECRET, maxBodyBytes: 8 * 1024 });
+    await app.register(fastifyWebhooks, { webhooks });
+    const sent = signedRequest(bodyOfSize(4 * 1024));
+    const response = await app.inject({
+      method: 'POST',
+      url: '/webhooks',
+      headers: sent.headers,
+      payload: Buffer.from(sent.body),
+    });
+    expect(response.statusCode).toBe(200);
+    await app.close();
   });
 });
