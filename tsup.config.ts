@@ -12,6 +12,8 @@ export const entries = {
   express: 'adapters/express.ts',
   fastify: 'adapters/fastify.ts',
   web: 'adapters/web.ts',
+  next: 'adapters/next.ts',
+  lambda: 'adapters/lambda.ts',
   redis: 'src/redis-store.ts',
   cli: 'src/cli/main.ts',
 };

@@ -10,6 +10,8 @@ export const packageAliases = {
   'service-webhooks/express': here('./adapters/express.ts'),
   'service-webhooks/fastify': here('./adapters/fastify.ts'),
   'service-webhooks/web': here('./adapters/web.ts'),
+  'service-webhooks/next': here('./adapters/next.ts'),
+  'service-webhooks/lambda': here('./adapters/lambda.ts'),
   'service-webhooks/redis': here('./src/redis-store.ts'),
   'service-webhooks': here('./src/index.ts'),
 };

@@ -1,0 +1,89 @@
+// Only types from next and node:http: this module is loaded by Edge routes too, where neither exists.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  type WebhookResponse,
+  type Webhooks,
+} from 'service-webhooks';
+import { readNodeBody } from './internal/read-node-body.js';
+import { readWebBody } from './internal/read-web-body.js';
+
+/** An App Router route handler: `export const POST = nextRouteHandler(webhooks)`. */
+export type NextRouteHandler = (request: Request) => Promise<Response>;
+
+/** A Pages Router API route: `export default nextPagesHandler(webhooks)`. */
+export type NextPagesHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
+const PAGES_FIX =
+  "Next.js parsed the body before the webhook route. Add `export const config = { api: { bodyParser: false } }` to this API route's file.";
+const APP_FIX =
+  'something read the request body before the webhook route handler; pass it the untouched Request.';
+
+/**
+ * An App Router route handler (`app/.../route.ts`) for the Node.js and the Edge runtime. Reads the exact
+ * bytes of the request; Next.js answers other methods 405 itself since only `POST` is exported.
+ *
+ * @example
+ * ```ts
+ * // app/webhooks/route.ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { nextRouteHandler } from 'service-webhooks/next';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', async (event) => console.log(event.data.email));
+ *
+ * export const POST = nextRouteHandler(webhooks);
+ * // export const runtime = 'edge'; // works there too
+ * ```
+ */
+export function nextRouteHandler(webhooks: Webhooks): NextRouteHandler {
+  return async (request) => {
+    const result = await answerRequest(webhooks, request);
+    return new Response(result.body, { status: result.status, headers: result.headers });
+  };
+}
+
+async function answerRequest(webhooks: Webhooks, request: Request): Promise<WebhookResponse> {
+  if (request.bodyUsed) return webhooks.reject(new RawBodyUnavailableError(APP_FIX));
+  const read = await readWebBody(request, webhooks.maxBodyBytes);
+  if (read.kind === 'too_large') return webhooks.reject(new PayloadTooLargeError());
+  return webhooks.handle({ body: read.body, headers: request.headers, method: request.method });
+}
+
+/**
+ * A Pages Router API route (`pages/api/...ts`). Next.js must not parse the body, so the route's file
+ * exports `config = { api: { bodyParser: false } }`; if it does not, every delivery is answered 500
+ * `raw_body_unavailable` and the error reported to `onError` says so. Anything but POST is answered 405.
+ *
+ * @example
+ * ```ts
+ * // pages/api/webhooks.ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { nextPagesHandler } from 'service-webhooks/next';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', async (event) => console.log(event.data.email));
+ *
+ * export const config = { api: { bodyParser: false } };
+ * export default nextPagesHandler(webhooks);
+ * ```
+ */
+export function nextPagesHandler(webhooks: Webhooks): NextPagesHandler {
+  return async (request, response) => {
+    const result = await answerIncoming(webhooks, request);
+    response.writeHead(result.status, result.headers).end(result.body);
+  };
+}
+
+async function answerIncoming(
+  webhooks: Webhooks,
+  request: IncomingMessage & { body?: unknown },
+): Promise<WebhookResponse> {
+  // Next's parser leaves a string or object on req.body: never the exact bytes, so a string is no rescue.
+  if (request.body !== undefined) return webhooks.reject(new RawBodyUnavailableError(PAGES_FIX));
+  const read = await readNodeBody(request, webhooks.maxBodyBytes);
+  if (read.kind === 'too_large') return webhooks.reject(new PayloadTooLargeError());
+  if (read.kind === 'consumed') return webhooks.reject(new RawBodyUnavailableError(PAGES_FIX));
+  return webhooks.handle({ body: read.body, headers: request.headers, method: request.method ?? 'POST' });
+}

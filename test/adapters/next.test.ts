@@ -1,0 +1,190 @@
+/**
+ * The Next.js adapter in a real Next.js app (examples/next), built with `next build` against the built
+ * package and served by `next start`: the shared table runs over real HTTP against the App Router
+ * route on the Node.js runtime, the same route on the Edge runtime, and the Pages Router route.
+ *
+ * The handlers that ran inside Next.js must be observable here: the example relays every event it
+ * verified and deduplicated to WEBHOOK_TEST_RELAY_URL, where the table's own receiver runs the table's
+ * handlers. Its own `user.created` handler also logs a line, which is checked on the server's stdout.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Webhooks } from 'service-webhooks';
+import { createTestEvent, signPayload } from 'service-webhooks/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MAX_BODY_BYTES, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
+import { sendHttp } from './http-client.js';
+
+const appDir = fileURLToPath(new URL('../../examples/next/', import.meta.url));
+const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
+const BUILD_TIMEOUT_MS = 600_000;
+
+let target: Webhooks | undefined;
+let relay: Server;
+let next: ChildProcess | undefined;
+let baseUrl = '';
+let output = '';
+
+beforeAll(async () => {
+  relay = createServer(async (request, response) => {
+    // The event arrives verified and parsed; sign its JSON again so the table's receiver accepts it.
+    const json = await readText(request);
+    if (!target) return void response.writeHead(204).end();
+    const result = await target.handle({
+      body: json,
+      headers: { 'x-service-signature': signPayload(json, SECRET) },
+    });
+    response.writeHead(result.status).end();
+  });
+  const relayPort = await listen(relay);
+  const env = {
+    ...process.env,
+    NEXT_TELEMETRY_DISABLED: '1',
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+    WEBHOOK_TEST_RELAY_URL: `http://127.0.0.1:${relayPort}/`,
+  };
+  // Set NEXT_EXAMPLE_REUSE_BUILD=1 to skip the build while iterating on the tests alone.
+  if (process.env.NEXT_EXAMPLE_REUSE_BUILD !== '1') {
+    const started = performance.now();
+    await run(process.execPath, [nextBin, 'build', appDir], env);
+    console.info(`next build took ${Math.round((performance.now() - started) / 1000)} s`);
+  }
+  const port = await freePort();
+  next = spawn(
+    process.execPath,
+    [nextBin, 'start', appDir, '--port', String(port), '--hostname', '127.0.0.1'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  next.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  next.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilServing(baseUrl);
+}, BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  if (next && next.exitCode === null) {
+    const exited = new Promise((resolve) => next!.once('exit', resolve));
+    next.kill('SIGTERM');
+    await exited;
+  }
+  await new Promise((resolve) => relay?.close(resolve));
+});
+
+function routeClient(path: string) {
+  return async (webhooks: Webhooks) => {
+    target = webhooks;
+    return {
+      send: (sent: Parameters<typeof sendHttp>[1]) => sendHttp(baseUrl + path, sent),
+      close: async () => {},
+    };
+  };
+}
+
+// Only POST is exported from the route files, so Next.js answers other methods 405 itself.
+runAdapterCases({
+  name: 'next App Router (Node.js runtime)',
+  ownsRoute: false,
+  start: routeClient('/webhooks'),
+});
+runAdapterCases({
+  name: 'next App Router (Edge runtime)',
+  ownsRoute: false,
+  start: routeClient('/webhooks/edge'),
+});
+runAdapterCases({ name: 'next Pages Router', ownsRoute: true, start: routeClient('/api/webhooks') });
+
+describe('next: the example app', () => {
+  test.each(['/webhooks', '/webhooks/edge', '/api/webhooks'])(
+    "%s: the example's own handler ran inside Next.js",
+    async (path) => {
+      target = undefined;
+      const event = createTestEvent('user.created');
+      // No relay target: only the example's own handler is observed, through its log line.
+      await sendHttp(baseUrl + path, signedRequest(JSON.stringify(event)));
+      await expect.poll(() => output).toContain(`user.created ${event.id} ${event.data.email}`);
+    },
+  );
+
+  test('Pages route with the body parser left on: 500 raw_body_unavailable, and the error names the fix', async () => {
+    const event = createTestEvent('user.created');
+    const response = await sendHttp(
+      `${baseUrl}/api/body-parser-left-on`,
+      signedRequest(JSON.stringify(event)),
+    );
+    expect(response.status).toBe(500);
+    expect(JSON.parse(response.body).error.code).toBe('raw_body_unavailable');
+    // The public message stays generic; the fix goes to onError, here the server's stderr.
+    await expect.poll(() => output).toContain('export const config = { api: { bodyParser: false } }');
+    expect(output).not.toContain(`user.created ${event.id}`);
+  });
+
+  test('App Router route: GET is answered 405 by Next.js', async () => {
+    const response = await sendHttp(`${baseUrl}/webhooks`, {
+      method: 'GET',
+      headers: {},
+      body: new Uint8Array(),
+    });
+    expect(response.status).toBe(405);
+  });
+});
+
+function readText(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  const port = await listen(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { env, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`next build failed:\n${stdout}\n${stderr}`, { cause: error }));
+        else resolve();
+      },
+    );
+  });
+}
+
+async function waitUntilServing(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (next && next.exitCode !== null) throw new Error(`next start exited:\n${output}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error(`next start did not answer within 60 s:\n${output}`);
+}
