@@ -1,4 +1,12 @@
-import type { ALBResult, APIGatewayProxyResult, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type {
+  ALBHandler,
+  ALBResult,
+  APIGatewayProxyHandler,
+  APIGatewayProxyHandlerV2,
+  APIGatewayProxyResult,
+  APIGatewayProxyStructuredResultV2,
+  LambdaFunctionURLHandler,
+} from 'aws-lambda';
 import { createWebhooks, type Webhooks } from 'service-webhooks';
 import { lambdaHandler } from 'service-webhooks/lambda';
 import { createTestEvent } from 'service-webhooks/testing';
@@ -113,6 +121,17 @@ for (const source of sources) {
 }
 
 describe('lambda: platform limits', () => {
+  test("the handler fits each source's own handler type from @types/aws-lambda", () => {
+    const handler = lambdaHandler(createWebhooks({ secret: SECRET }));
+    const typed: [APIGatewayProxyHandler, APIGatewayProxyHandlerV2, LambdaFunctionURLHandler, ALBHandler] = [
+      handler,
+      handler,
+      handler,
+      handler,
+    ];
+    expect(typed).toHaveLength(4);
+  });
+
   test('a short remaining time shortens the handler deadline: 503 handler_timeout before Lambda would kill it', async () => {
     const webhooks = createWebhooks({ secret: SECRET, handlerTimeoutMs: 25_000 });
     webhooks.onError(() => {});
