@@ -1,4 +1,5 @@
 import { type Io, UsageError } from './args.js';
+import { runDeliveries } from './deliveries-command.js';
 import { runReplay } from './replay.js';
 import { runSandbox } from './sandbox-command.js';
 import { runSend } from './send.js';
@@ -7,9 +8,10 @@ import { runSend } from './send.js';
 export const MAIN_HELP = `Usage: service-webhooks <command> [options]
 
 Commands:
-  send      build, sign and POST one event to a receiver (--repeat, --concurrency)
-  replay    send recorded events from a file, one JSON object per line
-  sandbox   run a local stand-in for the service's sandbox API, delivering webhooks
+  send        build, sign and POST one event to a receiver (--repeat, --concurrency)
+  replay      send recorded events from a file, one JSON object per line
+  sandbox     run a local stand-in for the service's sandbox API, delivering webhooks
+  deliveries  list a running sandbox's deliveries and their attempts (or its events, for replay)
 
 Run service-webhooks <command> --help for the options of each.`;
 
@@ -17,6 +19,7 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Pro
   send: runSend,
   replay: runReplay,
   sandbox: runSandbox,
+  deliveries: runDeliveries,
 };
 
 /** Run the CLI with `argv` (without node and the script); answers the exit code. */

@@ -29,6 +29,8 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      // A receiver that never answers: the sender's timeout must end the attempt.
+      if (request.url === '/hang') return;
       const signature = request.headers['x-service-signature'];
       received.push({
         path: request.url ?? '',
@@ -49,6 +51,7 @@ beforeEach(() => {
 
 afterAll(async () => {
   await sandbox?.close();
+  receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
@@ -170,6 +173,30 @@ describe('deliveries', () => {
       }
     } finally {
       await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('counts an attempt that gets no answer within the timeout as failed, and retries it', async () => {
+    const impatient = await startSandbox({
+      port: 0,
+      allowHttp: true,
+      timeScale: 0.001,
+      attemptTimeoutMs: 200,
+    });
+    try {
+      await api(impatient.url, 'POST', '/webhooks', { url: `${receiverUrl}/hang`, events: ['user.created'] });
+      await api(impatient.url, 'POST', '/users', { name: 'Ada', email: 'ada@example.com' });
+      const [delivery] = await waitFor(
+        async () =>
+          ((await api(impatient.url, 'GET', '/sandbox/deliveries')).body as { data: Delivery[] }).data,
+        (list) => list[0]?.status === 'failed',
+      );
+      expect(delivery?.attempts.map((attempt) => [attempt.status, attempt.error])).toEqual(
+        Array.from({ length: 4 }, () => [null, 'timed out after 200 ms']),
+      );
+      for (const attempt of delivery?.attempts ?? []) expect(attempt.duration_ms).toBeGreaterThanOrEqual(190);
+    } finally {
+      await impatient.close();
     }
   });
 });

@@ -3,12 +3,16 @@
  * would: the sandbox's API causes events, its scheduler delivers and retries them, the receiver built
  * with service-webhooks/express verifies, deduplicates and runs handlers.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/cli/index.js';
 import {
   api,
   type Child,
   requireBuiltCli,
+  runCli,
   startReceiverProcess,
   startSandboxProcess,
   waitFor,
@@ -122,5 +126,38 @@ describe('sandbox → receiver, two processes', () => {
     expect(sandbox.output()).toMatch(
       /attempt 4\/4 payment\.failed evt_\w+ → http:\S+\/always-fail: 500 in \d+ ms; failed/,
     );
+  });
+
+  it('lists deliveries with the deliveries command, whose --events output replays as duplicates', async () => {
+    const webhookId = await register('/ok', ['project.created', 'project.deleted']);
+    const created = await api(sandbox.url, 'POST', '/projects', { name: 'Difference Engine' });
+    await api(sandbox.url, 'DELETE', `/projects/${(created.body as { id: string }).id}`);
+    await waitFor(
+      () => deliveries(webhookId),
+      (value) => settled(value, 2),
+    );
+
+    const listing = await runCli(['deliveries', '--sandbox', sandbox.url, '--webhook', webhookId]);
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toMatch(
+      /dlv_\w+ {2}project\.deleted {2}evt_\w+ {2}→ wh_\w+ {2}succeeded\n {4}#1 {2}\S+ {2}200 {2}\d+ ms/,
+    );
+
+    const events = await runCli(['deliveries', '--sandbox', sandbox.url, '--webhook', webhookId, '--events']);
+    const lines = events.stdout.trim().split('\n');
+    expect(lines.map((line: string) => JSON.parse(line).type)).toEqual([
+      'project.created',
+      'project.deleted',
+    ]);
+    const directory = await mkdtemp(join(tmpdir(), 'e2e-replay-'));
+    try {
+      const file = join(directory, 'events.jsonl');
+      await writeFile(file, events.stdout);
+      const replayed = await runCli(['replay', file, '--url', `${receiver.url}/ok`, '--secret', SECRET]);
+      expect(replayed.code).toBe(0);
+      expect(replayed.stdout.match(/x-webhook-duplicate: true/g)).toHaveLength(2);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,75 @@
+import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
+import type { Delivery } from './store.js';
+
+/** `service-webhooks deliveries --help`. */
+export const DELIVERIES_HELP = `Usage: service-webhooks deliveries [options]
+
+List a running sandbox's deliveries, newest first, one line per attempt.
+
+Options:
+  --sandbox URL      the sandbox API address (default http://127.0.0.1:4010/v1)
+  --key KEY          test API key (default sk_test_cli, or the SERVICE_API_KEY environment variable)
+  --status STATUS    only pending, succeeded or failed deliveries
+  --webhook ID       only deliveries to this registration
+  --limit N          at most N deliveries (default 20, maximum 100)
+  --events           print the delivered events instead, one JSON object per line (oldest first),
+                     ready for service-webhooks replay`;
+
+function describe(delivery: Delivery): string[] {
+  const head = `${delivery.id}  ${delivery.event_type}  ${delivery.event_id}  → ${delivery.webhook_id}  ${delivery.status}`;
+  const next = delivery.next_attempt_at === null ? '' : `  (next attempt ${delivery.next_attempt_at})`;
+  const attempts = delivery.attempts.map(
+    (attempt) =>
+      `    #${attempt.attempt}  ${attempt.started_at}  ${attempt.status ?? `error (${attempt.error})`}  ${attempt.duration_ms} ms`,
+  );
+  return [`${head}${next}`, ...attempts];
+}
+
+/** Run `service-webhooks deliveries`; answers the exit code. */
+export async function runDeliveries(argv: readonly string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(argv, {
+    sandbox: { type: 'string' },
+    key: { type: 'string' },
+    status: { type: 'string' },
+    webhook: { type: 'string' },
+    limit: { type: 'string' },
+    events: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags.help) {
+    io.out(DELIVERIES_HELP);
+    return 0;
+  }
+  const base = stringFlag(flags, 'sandbox', false) ?? 'http://127.0.0.1:4010/v1';
+  if (!URL.canParse(base)) throw new UsageError(`--sandbox must be an absolute URL, got ${base}.`);
+  const query = new URLSearchParams({ limit: String(numberFlag(flags, 'limit', 20, { min: 1, max: 100 })) });
+  const status = stringFlag(flags, 'status', false);
+  if (status !== undefined) query.set('status', status);
+  const webhook = stringFlag(flags, 'webhook', false);
+  if (webhook !== undefined) query.set('webhook_id', webhook);
+  const key = stringFlag(flags, 'key', false) ?? process.env.SERVICE_API_KEY ?? 'sk_test_cli';
+
+  let response: Response;
+  try {
+    response = await fetch(`${base.replace(/\/$/, '')}/sandbox/deliveries?${query}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+  } catch (error) {
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    io.err(`Could not reach the sandbox at ${base} (${cause}). Is service-webhooks sandbox running?`);
+    return 1;
+  }
+  const body = (await response.json()) as { data?: Delivery[]; error?: { message: string } };
+  if (!response.ok || body.data === undefined) {
+    io.err(`The sandbox answered ${response.status}: ${body.error?.message ?? 'no deliveries listing'}`);
+    return 1;
+  }
+  if (flags.events) {
+    for (const delivery of [...body.data].reverse()) io.out(JSON.stringify(delivery.event));
+    return 0;
+  }
+  if (body.data.length === 0) io.out('No deliveries yet.');
+  for (const delivery of body.data) for (const line of describe(delivery)) io.out(line);
+  return 0;
+}
