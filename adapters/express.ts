@@ -1,11 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  type WebhookResponse,
-  type Webhooks,
-} from 'service-webhooks';
-import { readNodeBody } from './internal/read-node-body.js';
+import type { Webhooks } from 'service-webhooks';
+import { createNodeListener } from './internal/node-listener.js';
 
 /**
  * An Express request handler (Express 4 and 5). Typed with `node:http` types, which Express's `Request`
@@ -43,28 +38,5 @@ const FIX =
  * ```
  */
 export function expressWebhooks(webhooks: Webhooks): ExpressWebhookHandler {
-  return async (request, response, next) => {
-    try {
-      const read = await readNodeBody(request, webhooks.maxBodyBytes);
-      if (read.kind === 'too_large') {
-        // Stop the sender from streaming the rest: answer, then close the connection.
-        response.shouldKeepAlive = false;
-        response.once('finish', () => request.destroy());
-        return write(response, webhooks.reject(new PayloadTooLargeError()));
-      }
-      if (read.kind === 'consumed') return write(response, webhooks.reject(new RawBodyUnavailableError(FIX)));
-      const { body } = read;
-      write(
-        response,
-        await webhooks.handle({ body, headers: request.headers, method: request.method ?? 'POST' }),
-      );
-    } catch (error) {
-      // Only a broken connection gets here (the core never throws); Express 4 ignores rejected promises.
-      next(error);
-    }
-  };
-}
-
-function write(response: ServerResponse, result: WebhookResponse): void {
-  response.writeHead(result.status, result.headers).end(result.body);
+  return createNodeListener(webhooks, FIX);
 }

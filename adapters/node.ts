@@ -1,20 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  type WebhookResponse,
-  type Webhooks,
-} from 'service-webhooks';
-import { readNodeBody } from './internal/read-node-body.js';
+import type { Webhooks } from 'service-webhooks';
+import { createNodeListener, type NodeListener } from './internal/node-listener.js';
 
 /** A `(req, res)` listener that also works as Connect-style middleware. */
-export type NodeWebhookHandler = (
-  request: IncomingMessage,
-  response: ServerResponse,
-  next?: (error?: unknown) => void,
-) => Promise<void>;
+export type NodeWebhookHandler = NodeListener;
 
-const CONSUMED_FIX =
+const FIX =
   'a body parser read the request before the webhook handler. Mount the webhook handler before any JSON body parser, or keep the raw bytes on req.rawBody.';
 
 /**
@@ -33,34 +23,5 @@ const CONSUMED_FIX =
  * ```
  */
 export function nodeHandler(webhooks: Webhooks): NodeWebhookHandler {
-  return async (request, response, next) => {
-    try {
-      const read = await readNodeBody(request, webhooks.maxBodyBytes);
-      if (read.kind === 'too_large') {
-        // Stop the sender from streaming the rest: answer, then close the connection.
-        response.shouldKeepAlive = false;
-        response.once('finish', () => request.destroy());
-        return writeResponse(response, webhooks.reject(new PayloadTooLargeError()));
-      }
-      if (read.kind === 'consumed')
-        return writeResponse(response, webhooks.reject(new RawBodyUnavailableError(CONSUMED_FIX)));
-      writeResponse(
-        response,
-        await webhooks.handle({
-          body: read.body,
-          headers: request.headers,
-          method: request.method ?? 'POST',
-        }),
-      );
-    } catch (error) {
-      // Only a broken connection gets here (the core never throws); let the host app's error handling see it.
-      if (next) next(error);
-      else request.destroy(error as Error);
-    }
-  };
-}
-
-/** Write the core's answer as it is. */
-export function writeResponse(response: ServerResponse, result: WebhookResponse): void {
-  response.writeHead(result.status, result.headers).end(result.body);
+  return createNodeListener(webhooks, FIX);
 }
