@@ -8,6 +8,7 @@
  * handlers. Its own `user.created` handler also logs a line, which is checked on the server's stdout.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -127,6 +128,16 @@ describe('next: the example app', () => {
     // The public message stays generic; the fix goes to onError, here the server's stderr.
     await expect.poll(() => output).toContain('export const config = { api: { bodyParser: false } }');
     expect(output).not.toContain(`user.created ${event.id}`);
+  });
+
+  test('the edge route was built for the Edge runtime, the others for Node.js', async () => {
+    const manifest = JSON.parse(
+      await readFile(
+        new URL('../../examples/next/.next/server/middleware-manifest.json', import.meta.url),
+        'utf8',
+      ),
+    ) as { functions: Record<string, unknown> };
+    expect(Object.keys(manifest.functions)).toEqual(['/webhooks/edge/route']);
   });
 
   test('App Router route: GET is answered 405 by Next.js', async () => {
