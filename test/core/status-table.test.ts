@@ -320,7 +320,10 @@ describe('status table', () => {
 
   for (const fault of ['reject', 'hang'] as const) {
     test(`503 store_unavailable with Retry-After when the claim ${fault === 'reject' ? 'fails' : 'hangs past storeTimeoutMs'}; handler not run`, async () => {
-      const { webhooks, errors, store } = setup({ store: new FaultyStore({ claim: fault }), storeTimeoutMs: 100 });
+      const { webhooks, errors, store } = setup({
+        store: new FaultyStore({ claim: fault }),
+        storeTimeoutMs: 100,
+      });
       let calls = 0;
       webhooks.onAny(() => {
         calls++;
