@@ -1,4 +1,4 @@
-// Only types from next and node:http: this module is loaded by Edge routes too, where neither exists.
+// node:http for types only: this module is loaded by Edge routes too, where node:* does not exist.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   PayloadTooLargeError,
@@ -6,7 +6,7 @@ import {
   type WebhookResponse,
   type Webhooks,
 } from 'service-webhooks';
-import { readNodeBody } from './internal/read-node-body.js';
+import { createNodeListener, writeNodeResponse } from './internal/node-listener.js';
 import { readWebBody } from './internal/read-web-body.js';
 
 /** An App Router route handler: `export const POST = nextRouteHandler(webhooks)`. */
@@ -70,20 +70,12 @@ async function answerRequest(webhooks: Webhooks, request: Request): Promise<Webh
  * ```
  */
 export function nextPagesHandler(webhooks: Webhooks): NextPagesHandler {
-  return async (request, response) => {
-    const result = await answerIncoming(webhooks, request);
-    response.writeHead(result.status, result.headers).end(result.body);
+  const listener = createNodeListener(webhooks, PAGES_FIX);
+  return async (request: IncomingMessage & { body?: unknown }, response) => {
+    // Next's parser leaves a string or an object on req.body, never the exact bytes: refuse even a string.
+    if (request.body !== undefined) {
+      return writeNodeResponse(response, webhooks.reject(new RawBodyUnavailableError(PAGES_FIX)));
+    }
+    return listener(request, response);
   };
-}
-
-async function answerIncoming(
-  webhooks: Webhooks,
-  request: IncomingMessage & { body?: unknown },
-): Promise<WebhookResponse> {
-  // Next's parser leaves a string or object on req.body: never the exact bytes, so a string is no rescue.
-  if (request.body !== undefined) return webhooks.reject(new RawBodyUnavailableError(PAGES_FIX));
-  const read = await readNodeBody(request, webhooks.maxBodyBytes);
-  if (read.kind === 'too_large') return webhooks.reject(new PayloadTooLargeError());
-  if (read.kind === 'consumed') return webhooks.reject(new RawBodyUnavailableError(PAGES_FIX));
-  return webhooks.handle({ body: read.body, headers: request.headers, method: request.method ?? 'POST' });
 }
