@@ -15,18 +15,18 @@ export const entries = {
   next: 'adapters/next.ts',
   lambda: 'adapters/lambda.ts',
   redis: 'src/redis-store.ts',
-  cli: 'src/cli/main.ts',
 };
 
-export default defineConfig({
-  entry: entries,
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
+const shared = {
   target: 'node20',
-  platform: 'neutral',
   sourcemap: false,
   splitting: false,
   treeshake: true,
   external: [/^service-webhooks(\/.*)?$/, /^node:/],
-});
+} as const;
+
+export default defineConfig([
+  { ...shared, entry: entries, format: ['esm', 'cjs'], dts: true, platform: 'neutral' },
+  // The `service-webhooks` bin: run, never imported, so one ESM file with no declarations.
+  { ...shared, entry: { cli: 'src/cli/main.ts' }, format: ['esm'], dts: false, platform: 'node' },
+]);
