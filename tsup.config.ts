@@ -1,4 +1,4 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 /**
  * One bundle per public subpath. Every subpath other than the root imports the core by its package
@@ -17,13 +17,13 @@ export const entries = {
   redis: 'src/redis-store.ts',
 };
 
-const shared = {
+const shared: Options = {
   target: 'node20',
   sourcemap: false,
   splitting: false,
   treeshake: true,
   external: [/^service-webhooks(\/.*)?$/, /^node:/],
-} as const;
+};
 
 export default defineConfig([
   { ...shared, entry: entries, format: ['esm', 'cjs'], dts: true, platform: 'neutral' },
