@@ -14,6 +14,7 @@ import {
   type WebhookError,
 } from './errors.js';
 import { HandlerRegistry } from './handler-registry.js';
+import { syncCalls } from './memory-store.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import { exceedsBytes, toText } from './raw-body.js';
 import { DUPLICATE, HANDLED, isStatusCode, responseFor } from './responses.js';
@@ -206,14 +207,17 @@ class WebhookReceiver implements Webhooks {
       return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
 
     const { store, leaseSeconds, storeTimeoutMs } = this.#options;
+    const memory = syncCalls(store);
     const token = crypto.randomUUID();
     let claimed = true;
     try {
-      const state = await withDeadline(
-        store.claim(event.id, token, leaseSeconds * 1000),
-        storeTimeoutMs,
-        'store.claim',
-      );
+      const state = memory
+        ? memory.claim(event.id, token, leaseSeconds * 1000)
+        : await withDeadline(
+            store.claim(event.id, token, leaseSeconds * 1000),
+            storeTimeoutMs,
+            'store.claim',
+          );
       if (state === 'completed')
         return this.#finish(started, DUPLICATE, 'duplicate', undefined, event, secretIndex);
       if (state === 'in_progress') {
@@ -278,12 +282,14 @@ class WebhookReceiver implements Webhooks {
     secretIndex?: number,
   ): Promise<WebhookResponse> {
     const { store, storeTimeoutMs, dedupTtlSeconds } = this.#options;
+    const memory = syncCalls(store);
     if (outcome.failed) {
       const error = new HandlerFailedError(outcome.cause);
       this.#report(error, event);
       if (claimed) {
         try {
-          await withDeadline(store.release(event.id, token), storeTimeoutMs, 'store.release');
+          if (memory) memory.release(event.id, token);
+          else await withDeadline(store.release(event.id, token), storeTimeoutMs, 'store.release');
         } catch (cause) {
           // The lease still ends by itself before the sender's first retry.
           this.#report(new StoreUnavailableError('The store failed to release the claim.', { cause }), event);
@@ -301,11 +307,10 @@ class WebhookReceiver implements Webhooks {
     }
     if (claimed) {
       try {
-        const result = await withDeadline(
-          store.complete(event.id, token, dedupTtlSeconds * 1000),
-          storeTimeoutMs,
-          'store.complete',
-        );
+        const ttlMs = dedupTtlSeconds * 1000;
+        const result = memory
+          ? memory.complete(event.id, token, ttlMs)
+          : await withDeadline(store.complete(event.id, token, ttlMs), storeTimeoutMs, 'store.complete');
         if (result === 'lost') this.#report(new LeaseLostError(event.id), event);
       } catch (cause) {
         // The handlers did their work: acknowledging is right; the failure to remember it is reported.

@@ -31,6 +31,32 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/** The store's three calls, answered synchronously. */
+interface SyncCalls {
+  claim(eventId: string, token: string, leaseMs: number): ClaimResult;
+  complete(eventId: string, token: string, ttlMs: number): CompleteResult;
+  release(eventId: string, token: string): void;
+}
+
+/** Where a MemoryStore keeps its synchronous calls; not exported from the package. */
+export const SYNC_CALLS = Symbol('MemoryStore synchronous calls');
+
+/**
+ * The synchronous calls of `store` when it is a MemoryStore whose methods nobody replaced (a subclass
+ * or a test spy may do anything, so it gets the promise and the deadline like any other store). The
+ * core uses them to skip two promises and two deadline timers per delivery: a call that cannot wait
+ * cannot hang, so the deadline has nothing to guard.
+ */
+export function syncCalls(store: IdempotencyStore): SyncCalls | undefined {
+  const own = MemoryStore.prototype;
+  return store instanceof MemoryStore &&
+    store.claim === own.claim &&
+    store.complete === own.complete &&
+    store.release === own.release
+    ? store[SYNC_CALLS]
+    : undefined;
+}
+
 interface Lease {
   readonly token: string;
   readonly expiresAt: number;
@@ -85,37 +111,49 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const now = this.#now();
-    const lease = this.#leases.get(eventId);
-    if (lease) {
-      if (lease.expiresAt > now) return 'in_progress';
-      this.#leases.delete(eventId);
-    }
-    // `has` neither refreshes recency nor age, so eviction stays oldest-handled-first.
-    if (this.#completed.has(eventId)) return 'completed';
-    if (this.#leases.size >= this.#maxInProgress) {
-      this.#dropExpiredLeases(now);
-      if (this.#leases.size >= this.#maxInProgress) {
-        throw new StoreUnavailableError(
-          `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
-        );
-      }
-    }
-    this.#leases.set(eventId, { token, expiresAt: now + leaseMs });
-    return 'claimed';
+    return this[SYNC_CALLS].claim(eventId, token, leaseMs);
   }
 
   async complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    const lease = this.#leases.get(eventId);
-    if (!lease || lease.token !== token || lease.expiresAt <= this.#now()) return 'lost';
-    this.#leases.delete(eventId);
-    this.#completed.set(eventId, true, { ttl: ttlMs });
-    return 'completed';
+    return this[SYNC_CALLS].complete(eventId, token, ttlMs);
   }
 
   async release(eventId: string, token: string): Promise<void> {
-    if (this.#leases.get(eventId)?.token === token) this.#leases.delete(eventId);
+    this[SYNC_CALLS].release(eventId, token);
   }
+
+  readonly [SYNC_CALLS]: SyncCalls = {
+    claim: (eventId, token, leaseMs) => {
+      const now = this.#now();
+      const lease = this.#leases.get(eventId);
+      if (lease) {
+        if (lease.expiresAt > now) return 'in_progress';
+        this.#leases.delete(eventId);
+      }
+      // `has` neither refreshes recency nor age, so eviction stays oldest-handled-first.
+      if (this.#completed.has(eventId)) return 'completed';
+      if (this.#leases.size >= this.#maxInProgress) {
+        this.#dropExpiredLeases(now);
+        if (this.#leases.size >= this.#maxInProgress) {
+          throw new StoreUnavailableError(
+            `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
+          );
+        }
+      }
+      this.#leases.set(eventId, { token, expiresAt: now + leaseMs });
+      return 'claimed';
+    },
+    complete: (eventId, token, ttlMs) => {
+      const lease = this.#leases.get(eventId);
+      if (!lease || lease.token !== token || lease.expiresAt <= this.#now()) return 'lost';
+      this.#leases.delete(eventId);
+      this.#completed.set(eventId, true, { ttl: ttlMs });
+      return 'completed';
+    },
+    release: (eventId, token) => {
+      if (this.#leases.get(eventId)?.token === token) this.#leases.delete(eventId);
+    },
+  };
 
   /** How many event ids are remembered as handled (expired ones may still count until touched). */
   get size(): number {
