@@ -33,9 +33,15 @@ export function pinLoadGenerator(): boolean {
   return true;
 }
 
+export interface MemoryReport {
+  readonly peak: MemoryPeak;
+  readonly baseline: MemoryPeak;
+  readonly live: MemoryPeak | undefined;
+}
+
 export interface RunningServer {
   readonly port: number;
-  report(): Promise<{ peak: MemoryPeak; baseline: MemoryPeak }>;
+  report(): Promise<MemoryReport>;
   sample(): void;
   stop(): Promise<void>;
 }
@@ -44,10 +50,13 @@ export interface RunningServer {
  * Start a receiver process, retrying a few times: the working tree is shared, and another `npm run
  * build` empties dist/ for a moment while it rebuilds.
  */
-export async function startServer(variant: VariantName, exposeGc = false): Promise<RunningServer> {
+export async function startServer(
+  variant: VariantName,
+  options: { exposeGc?: boolean; measureLive?: boolean } = {},
+): Promise<RunningServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServerOnce(variant, exposeGc);
+      return await startServerOnce(variant, options.exposeGc === true, options.measureLive === true);
     } catch (error) {
       if (attempt === 4) throw error;
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -55,14 +64,22 @@ export async function startServer(variant: VariantName, exposeGc = false): Promi
   }
 }
 
-async function startServerOnce(variant: VariantName, exposeGc: boolean): Promise<RunningServer> {
+async function startServerOnce(
+  variant: VariantName,
+  exposeGc: boolean,
+  measureLive: boolean,
+): Promise<RunningServer> {
   const args = ['--import', 'tsx', ...(exposeGc ? ['--expose-gc'] : []), here('./server.ts'), variant];
   const child = spawn(
     PIN ? 'taskset' : process.execPath,
     PIN ? ['-c', SERVER_CPU, process.execPath, ...args] : args,
     {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, TSX_TSCONFIG_PATH: here('./tsconfig.json') },
+      env: {
+        ...process.env,
+        TSX_TSCONFIG_PATH: here('./tsconfig.json'),
+        BENCH_LIVE: measureLive ? '1' : '0',
+      },
     },
   );
   const port = await new Promise<number>((resolve, reject) => {
@@ -84,7 +101,7 @@ async function startServerOnce(variant: VariantName, exposeGc: boolean): Promise
         const listener = (message: ServerMessage) => {
           if (message.type !== 'peak') return;
           child.off('message', listener);
-          resolve({ peak: message.peak, baseline: message.baseline });
+          resolve({ peak: message.peak, baseline: message.baseline, live: message.live });
         };
         child.on('message', listener);
         post({ type: 'report' });
@@ -251,14 +268,29 @@ export function poolSize(): number {
 
 export { HTTP_BODY_BYTES };
 
+type Bytes = { rss: number; heapUsed: number; arrayBuffers: number };
+
 export interface BigBodyResult {
   readonly concurrency: number;
   readonly deliveries: number;
-  /** Peak minus baseline, per variant, in bytes. */
-  readonly peaks: Partial<Record<VariantName, { rss: number; heapUsed: number; arrayBuffers: number }>>;
+  /** Peak minus the post-GC baseline, per variant, in bytes (sampled every 2 ms). */
+  readonly peaks: Partial<Record<VariantName, Bytes>>;
+  /** One at a time only: the most alive while a handler ran, after a full GC, above the baseline. */
+  readonly live: Partial<Record<VariantName, Bytes>>;
 }
 
-/** Section 4: memory high-water marks while receiving 1 MiB bodies, one at a time and 50 at once. */
+const minus = (a: MemoryPeak, b: MemoryPeak): Bytes => ({
+  rss: a.rss - b.rss,
+  heapUsed: a.heapUsed - b.heapUsed,
+  arrayBuffers: a.arrayBuffers - b.arrayBuffers,
+});
+
+const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
+
+/**
+ * Section 4: memory while receiving 1 MiB bodies, one at a time (what is alive while the handler
+ * runs, measured after a full GC inside it) and 50 at once (high-water marks, sampled).
+ */
 export async function runBigBodies(
   variants: readonly VariantName[],
   log: (line: string) => void,
@@ -272,28 +304,28 @@ export async function runBigBodies(
   const results: BigBodyResult[] = [];
   for (const { concurrency, deliveries } of scenarios) {
     const peaks: BigBodyResult['peaks'] = {};
+    const live: BigBodyResult['live'] = {};
     for (const variant of variants) {
-      const server = await startServer(variant, true);
+      const server = await startServer(variant, { exposeGc: true, measureLive: concurrency === 1 });
       try {
         pool.rewind();
         await load(server.port, pool, { connections: Math.min(concurrency, 5), amount: 5 });
         server.sample();
         const run = await load(server.port, pool, { connections: concurrency, amount: deliveries });
-        const { peak, baseline } = await server.report();
+        const report = await server.report();
         if (run.non2xx + run.errors > 0) log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
-        peaks[variant] = {
-          rss: peak.rss - baseline.rss,
-          heapUsed: peak.heapUsed - baseline.heapUsed,
-          arrayBuffers: peak.arrayBuffers - baseline.arrayBuffers,
-        };
+        const peak = minus(report.peak, report.baseline);
+        peaks[variant] = peak;
+        if (report.live) live[variant] = minus(report.live, report.baseline);
+        const held = live[variant];
         log(
-          `  1 MiB x${concurrency} ${variant}: peak +${(peaks[variant].rss / 1_048_576).toFixed(1)} MiB RSS, +${(peaks[variant].heapUsed / 1_048_576).toFixed(1)} MiB heap, +${(peaks[variant].arrayBuffers / 1_048_576).toFixed(1)} MiB buffers`,
+          `  1 MiB x${concurrency} ${variant}: peak +${mib(peak.rss)} MiB RSS, +${mib(peak.heapUsed)} MiB heap, +${mib(peak.arrayBuffers)} MiB buffers${held ? `; alive in the handler: +${mib(held.heapUsed)} MiB heap, +${mib(held.arrayBuffers)} MiB buffers` : ''}`,
         );
       } finally {
         await server.stop();
       }
     }
-    results.push({ concurrency, deliveries, peaks });
+    results.push({ concurrency, deliveries, peaks, live });
   }
   return results;
 }

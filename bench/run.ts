@@ -202,26 +202,42 @@ function storeRows(stores: HttpGroupResult, perId: { store: number; lru: number;
 
 function bigBodyRows(big: BigBodyResult[]): Row[] {
   const MiB = 1_048_576;
-  return big.map(({ concurrency, peaks }) => {
+  type Bytes = { rss: number; heapUsed: number; arrayBuffers: number };
+  const describe = (p: Bytes | undefined) =>
+    p
+      ? `RSS +${(p.rss / MiB).toFixed(1)}, heap +${(p.heapUsed / MiB).toFixed(1)}, buffers +${(p.arrayBuffers / MiB).toFixed(1)} MiB`
+      : 'not run';
+  const rows: Row[] = [];
+  for (const { concurrency, peaks, live } of big) {
     const adapter = peaks['node-adapter'];
     const hand = peaks['node-hand'];
-    const total = (p: { heapUsed: number; arrayBuffers: number } | undefined) =>
-      p ? p.heapUsed + p.arrayBuffers : Number.NaN;
+    if (concurrency === 1) {
+      // Bytes alive while the handler runs, after a full GC: the framework's chunks are gone by then,
+      // so every MiB of buffers is a copy of the body the receiver still holds.
+      const copies = (live['node-adapter']?.arrayBuffers ?? Number.NaN) / MiB;
+      const handCopies = (live['node-hand']?.arrayBuffers ?? Number.NaN) / MiB;
+      rows.push({
+        measure: '1 MiB body: copies of the body alive while the handler runs (node adapter)',
+        value: Number.isNaN(copies) ? 'n/a' : copies.toFixed(2),
+        target: '≤ 1 copy beyond the framework',
+        met: Number.isNaN(copies) ? undefined : copies <= 1.25,
+        context: `hand-written route: ${handCopies.toFixed(2)}; heap alive: adapter +${((live['node-adapter']?.heapUsed ?? 0) / MiB).toFixed(1)} MiB, hand-written +${((live['node-hand']?.heapUsed ?? 0) / MiB).toFixed(1)} MiB (the parsed event); peaks: adapter ${describe(adapter)}; hand-written ${describe(hand)}`,
+      });
+      continue;
+    }
+    const total = (p: Bytes | undefined) => (p ? p.heapUsed + p.arrayBuffers : Number.NaN);
     // Extra bodies held per delivery beyond the hand-written route, which itself holds the framework's
     // chunks, one concatenated copy and the decoded text, as the adapter does.
     const extra = (total(adapter) - total(hand)) / (concurrency * MiB);
-    const mib = (p: { rss: number; heapUsed: number; arrayBuffers: number } | undefined) =>
-      p
-        ? `RSS +${(p.rss / MiB).toFixed(1)}, heap +${(p.heapUsed / MiB).toFixed(1)}, buffers +${(p.arrayBuffers / MiB).toFixed(1)} MiB`
-        : 'not run';
-    return {
-      measure: `1 MiB bodies ×${concurrency} concurrent: extra body copies per delivery vs hand-written`,
+    rows.push({
+      measure: `1 MiB bodies ×${concurrency} concurrent: extra body copies per delivery vs hand-written (peak heap + buffers)`,
       value: Number.isNaN(extra) ? 'n/a' : extra.toFixed(2),
-      target: '≤ 1 copy beyond the framework (hand-written makes 1)',
+      target: "≤ 0.5 (no copy beyond the hand-written route's one)",
       met: Number.isNaN(extra) ? undefined : extra <= 0.5,
-      context: `adapter ${mib(adapter)}; hand-written ${mib(hand)}`,
-    };
-  });
+      context: `peak RSS ratio ${x((adapter?.rss ?? Number.NaN) / (hand?.rss ?? Number.NaN))}; adapter ${describe(adapter)}; hand-written ${describe(hand)}`,
+    });
+  }
+  return rows;
 }
 
 function table(rows: readonly Row[]): string {

@@ -28,7 +28,12 @@ export type VariantName = (typeof VARIANTS)[number];
 
 export type ServerMessage =
   | { readonly type: 'ready'; readonly port: number }
-  | { readonly type: 'peak'; readonly peak: MemoryPeak; readonly baseline: MemoryPeak }
+  | {
+      readonly type: 'peak';
+      readonly peak: MemoryPeak;
+      readonly baseline: MemoryPeak;
+      readonly live: MemoryPeak | undefined;
+    }
   | { readonly type: 'failed'; readonly message: string };
 export type ParentMessage = { readonly type: 'sample' } | { readonly type: 'report' };
 
@@ -38,7 +43,24 @@ export interface MemoryPeak {
   readonly arrayBuffers: number;
 }
 
-const noop = async (): Promise<void> => {};
+/**
+ * With BENCH_LIVE=1 the handler measures what is alive while it runs, after a full collection: the
+ * bytes a delivery really holds (body copies, decoded text, parsed event), free of sampling luck.
+ */
+const gc = (globalThis as { gc?: () => void }).gc;
+let live: MemoryPeak | undefined;
+const noop =
+  process.env.BENCH_LIVE === '1' && gc
+    ? async (): Promise<void> => {
+        gc();
+        const now = memory();
+        live = {
+          rss: Math.max(live?.rss ?? 0, now.rss),
+          heapUsed: Math.max(live?.heapUsed ?? 0, now.heapUsed),
+          arrayBuffers: Math.max(live?.arrayBuffers ?? 0, now.arrayBuffers),
+        };
+      }
+    : async (): Promise<void> => {};
 const DEDUP_SECONDS = 600;
 
 function receiver(store: IdempotencyStore): Webhooks {
@@ -192,9 +214,10 @@ try {
   let sampler: ReturnType<typeof setInterval> | undefined;
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'sample') {
-      (globalThis as { gc?: () => void }).gc?.();
+      gc?.();
       baseline = memory();
       peak = baseline;
+      live = undefined;
       clearInterval(sampler);
       sampler = setInterval(() => {
         const now = memory();
@@ -206,7 +229,7 @@ try {
       }, 2);
     } else if (message.type === 'report') {
       clearInterval(sampler);
-      send({ type: 'peak', peak, baseline });
+      send({ type: 'peak', peak, baseline, live });
     }
   });
   process.on('disconnect', () => {
