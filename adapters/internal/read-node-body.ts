@@ -23,7 +23,8 @@ export function readNodeBody(request: RequestWithBody, limit: number): Promise<N
   }
   // Only a stream that was read counts as consumed: Express 4's JSON parser sets `req.body = {}` on
   // requests it skips (another content type) without reading them, and those bytes are still there.
-  if (request.readableEnded || request.readableDidRead) return Promise.resolve({ kind: 'consumed', parsed: earlier });
+  if (request.readableEnded || request.readableDidRead)
+    return Promise.resolve({ kind: 'consumed', parsed: earlier });
   const announced = Number(request.headers['content-length']);
   if (announced > limit) return Promise.resolve({ kind: 'too_large' });
 
