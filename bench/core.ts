@@ -128,7 +128,7 @@ function ratios(samples: Record<string, number[]>, a: string, b: string): number
 }
 
 export async function runCore(log: (line: string) => void): Promise<CoreResults> {
-  const rounds = QUICK ? 3 : 9;
+  const rounds = QUICK ? 3 : 13;
   const budget = (QUICK ? 6 : 24) * 1_048_576;
   const octokit = new OctokitWebhooks({ secret: SECRET });
   octokit.on('push', noop);

@@ -37,12 +37,15 @@ export interface MemoryReport {
   readonly peak: MemoryPeak;
   readonly baseline: MemoryPeak;
   readonly live: MemoryPeak | undefined;
+  readonly cpuMicros: number;
 }
 
 export interface RunningServer {
   readonly port: number;
   report(): Promise<MemoryReport>;
   sample(): void;
+  /** Start counting the server's CPU time (reported by `report`). */
+  mark(): void;
   stop(): Promise<void>;
 }
 
@@ -96,12 +99,18 @@ async function startServerOnce(
   return {
     port,
     sample: () => post({ type: 'sample' }),
+    mark: () => post({ type: 'mark' }),
     report: () =>
       new Promise((resolve) => {
         const listener = (message: ServerMessage) => {
           if (message.type !== 'peak') return;
           child.off('message', listener);
-          resolve({ peak: message.peak, baseline: message.baseline, live: message.live });
+          resolve({
+            peak: message.peak,
+            baseline: message.baseline,
+            live: message.live,
+            cpuMicros: message.cpuMicros,
+          });
         };
         child.on('message', listener);
         post({ type: 'report' });
@@ -170,6 +179,7 @@ export interface LoadResult {
   readonly p99: number;
   readonly non2xx: number;
   readonly errors: number;
+  readonly total: number;
 }
 
 export async function load(
@@ -190,6 +200,7 @@ export async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    total: result.requests.total,
   };
 }
 
@@ -197,6 +208,8 @@ export interface HttpVariantResult {
   readonly rps: number[];
   readonly p50: number[];
   readonly p99: number[];
+  /** The server's own CPU time per request answered (µs): steadier than req/s on a shared machine. */
+  readonly cpu: number[];
   failures: number;
 }
 
@@ -204,7 +217,7 @@ export type HttpGroupResult = Partial<Record<VariantName, HttpVariantResult>>;
 
 const DURATION = QUICK ? 2 : 6;
 const WARMUP = QUICK ? 0.5 : 1.5;
-export const HTTP_ROUNDS = QUICK ? 2 : 3;
+export const HTTP_ROUNDS = QUICK ? 2 : 5;
 export const CONNECTIONS = 50;
 
 /**
@@ -229,15 +242,18 @@ export async function runGroup(
       try {
         pool.rewind();
         await load(server.port, pool, { connections: CONNECTIONS, duration: WARMUP });
+        server.mark();
         const run = await load(server.port, pool, { connections: CONNECTIONS, duration: DURATION });
-        const entry = results[variant] ?? { rps: [], p50: [], p99: [], failures: 0 };
+        const { cpuMicros } = await server.report();
+        const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], failures: 0 };
         results[variant] = entry;
         entry.rps.push(run.rps);
         entry.p50.push(run.p50);
         entry.p99.push(run.p99);
+        entry.cpu.push(cpuMicros / Math.max(1, run.total));
         entry.failures += run.non2xx + run.errors;
         log(
-          `  round ${round + 1} ${variant}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`,
+          `  round ${round + 1} ${variant}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, server CPU ${(cpuMicros / Math.max(1, run.total)).toFixed(1)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`,
         );
       } finally {
         await server.stop();
@@ -252,7 +268,7 @@ export function roundRatio(
   group: HttpGroupResult,
   a: VariantName,
   b: VariantName,
-  metric: 'rps' | 'p99' | 'p50',
+  metric: 'rps' | 'p99' | 'p50' | 'cpu',
 ): number {
   const as = group[a]?.[metric];
   const bs = group[b]?.[metric];

@@ -150,6 +150,19 @@ function httpRows(
       context: `${a} ${rps(group, a)}, ${b} ${rps(group, b)}`,
     },
   ];
+  const cpu = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => {
+    const perRequest = (variant: VariantName) => {
+      const values = group[variant]?.cpu;
+      return values ? `${median(values).toFixed(1)} µs` : 'not run';
+    };
+    return {
+      measure: `${what}: server CPU per request ratio`,
+      value: x(roundRatio(group, a, b, 'cpu')),
+      target: '(supporting: lower is better)',
+      met: undefined,
+      context: `${a} ${perRequest(a)}, ${b} ${perRequest(b)}`,
+    };
+  };
   const p99 = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => ({
     measure: `${what}: p99 ratio`,
     value: x(roundRatio(group, a, b, 'p99')),
@@ -160,7 +173,9 @@ function httpRows(
   return [
     ...pair(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http', 0.95),
     p99(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http'),
+    cpu(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http'),
     ...pair(node, 'node-adapter', 'node-octokit', 'node adapter / octokit createNodeMiddleware', 1.15),
+    cpu(node, 'node-adapter', 'node-octokit', 'node adapter / octokit createNodeMiddleware'),
     ...pair(
       expressGroup,
       'express-adapter',
@@ -169,6 +184,7 @@ function httpRows(
       1,
     ),
     p99(expressGroup, 'express-adapter', 'express-hand', 'Express adapter / express.raw + hand-written'),
+    cpu(expressGroup, 'express-adapter', 'express-hand', 'Express adapter / express.raw + hand-written'),
     ...pair(
       fastifyGroup,
       'fastify-adapter',
@@ -177,6 +193,7 @@ function httpRows(
       0.95,
     ),
     p99(fastifyGroup, 'fastify-adapter', 'fastify-hand', 'Fastify adapter / hand-written Fastify route'),
+    cpu(fastifyGroup, 'fastify-adapter', 'fastify-hand', 'Fastify adapter / hand-written Fastify route'),
   ];
 }
 
@@ -188,7 +205,7 @@ function storeRows(stores: HttpGroupResult, perId: { store: number; lru: number;
       value: x(ratio),
       target: '≥ 0.50×',
       met: check(ratio, 0.5, true),
-      context: `redis ${rps(stores, 'node-redis')}, memory ${rps(stores, 'node-adapter')}`,
+      context: `redis ${rps(stores, 'node-redis')}, memory ${rps(stores, 'node-adapter')}; receiver CPU per request redis/memory ${x(roundRatio(stores, 'node-redis', 'node-adapter', 'cpu'))}`,
     },
     {
       measure: `MemoryStore heap per remembered id (100,000 completed, ${perId.idLength}-char ids)`,

@@ -33,9 +33,14 @@ export type ServerMessage =
       readonly peak: MemoryPeak;
       readonly baseline: MemoryPeak;
       readonly live: MemoryPeak | undefined;
+      /** CPU time (user + system, µs) this process spent since the last `mark` or `sample`. */
+      readonly cpuMicros: number;
     }
   | { readonly type: 'failed'; readonly message: string };
-export type ParentMessage = { readonly type: 'sample' } | { readonly type: 'report' };
+export type ParentMessage =
+  | { readonly type: 'sample' }
+  | { readonly type: 'mark' }
+  | { readonly type: 'report' };
 
 export interface MemoryPeak {
   readonly rss: number;
@@ -212,9 +217,13 @@ try {
   let baseline = memory();
   let peak = baseline;
   let sampler: ReturnType<typeof setInterval> | undefined;
+  let cpuMark = process.cpuUsage();
   process.on('message', (message: ParentMessage) => {
-    if (message.type === 'sample') {
+    if (message.type === 'mark') {
+      cpuMark = process.cpuUsage();
+    } else if (message.type === 'sample') {
       gc?.();
+      cpuMark = process.cpuUsage();
       baseline = memory();
       peak = baseline;
       live = undefined;
@@ -229,7 +238,8 @@ try {
       }, 2);
     } else if (message.type === 'report') {
       clearInterval(sampler);
-      send({ type: 'peak', peak, baseline, live });
+      const cpu = process.cpuUsage(cpuMark);
+      send({ type: 'peak', peak, baseline, live, cpuMicros: cpu.user + cpu.system });
     }
   });
   process.on('disconnect', () => {
