@@ -4,7 +4,7 @@
  * `BENCH_QUICK=1` runs a short smoke version; `BENCH_SKIP_BUILD=1` uses the dist already built.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type CoreResults, runCore } from './core.js';
@@ -358,8 +358,11 @@ ${rendered}
   core itself copies no bytes (it hashes the caller's bytes and decodes them once for \`JSON.parse\`).
 
 Reproduce: \`npm run bench\` (about 10 minutes; needs Redis on 127.0.0.1:6379 for the RedisStore row),
-or \`BENCH_QUICK=1 npm run bench\` for a smoke run.
+or \`BENCH_QUICK=1 npm run bench\` for a smoke run (about 2 minutes; written to bench/.tmp/RESULTS-quick.md, never here).
 `;
-writeFileSync(new URL('./RESULTS.md', import.meta.url), markdown);
-log('wrote bench/RESULTS.md');
+// A quick run is a smoke test, not a result: it must never replace the committed RESULTS.md.
+const output = QUICK ? './.tmp/RESULTS-quick.md' : './RESULTS.md';
+mkdirSync(new URL('./.tmp/', import.meta.url), { recursive: true });
+writeFileSync(new URL(output, import.meta.url), markdown);
+log(`wrote bench/${output.slice(2)}`);
 process.exit(0);
