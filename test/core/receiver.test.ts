@@ -81,6 +81,59 @@ describe('routing', () => {
     expect(order).toEqual(['any', 'wildcard']);
   });
 
+  test('synchronous, asynchronous and thenable-returning handlers run strictly in order', async () => {
+    const webhooks = createWebhooks({ secret });
+    const order: string[] = [];
+    webhooks.on('user.updated', () => {
+      order.push('sync 1');
+    });
+    webhooks.on('user.updated', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      order.push('async');
+    });
+    webhooks.on('user.updated', () => {
+      order.push('sync 2');
+      // A thenable that is not a Promise is awaited like one.
+      return {
+        // biome-ignore lint/suspicious/noThenProperty: this test is about handlers that return thenables
+        then: (resolve: () => void) =>
+          setTimeout(() => {
+            order.push('thenable');
+            resolve();
+          }, 5),
+      };
+    });
+    webhooks.on('user.updated', () => {
+      order.push('sync 3');
+    });
+    expect((await deliver(webhooks, createTestEvent('user.updated'), { secret })).status).toBe(200);
+    expect(order).toEqual(['sync 1', 'async', 'sync 2', 'thenable', 'sync 3']);
+  });
+
+  test('a synchronous handler that throws after an asynchronous one fails the delivery', async () => {
+    const webhooks = createWebhooks({ secret });
+    webhooks.onError(() => {});
+    webhooks.on('user.updated', async () => {});
+    webhooks.on('user.updated', () => {
+      throw new Error('sync failure');
+    });
+    expect((await deliver(webhooks, createTestEvent('user.updated'), { secret })).status).toBe(500);
+  });
+
+  test('time spent in synchronous handlers counts against the budget of the asynchronous ones', async () => {
+    const webhooks = createWebhooks({ secret, handlerTimeoutMs: 100 });
+    webhooks.onError(() => {});
+    webhooks.on('user.updated', () => {
+      const until = performance.now() + 80;
+      while (performance.now() < until) {
+        // busy: a synchronous handler that takes most of the budget
+      }
+    });
+    webhooks.on('user.updated', () => new Promise((resolve) => setTimeout(resolve, 60)));
+    const response = await deliver(webhooks, createTestEvent('user.updated'), { secret });
+    expect(response.status).toBe(503);
+  });
+
   test('a failing handler stops the ones after it, so the retry runs them all again', async () => {
     const webhooks = createWebhooks({ secret });
     webhooks.onError(() => {});
