@@ -38,7 +38,11 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fasti
     // The child context is what scopes the parser: parsers added here never reach the parent's routes.
     await fastify.register(async (child) => {
       child.removeAllContentTypeParsers();
-      child.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      const keepBytes = (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) =>
+        done(null, body);
+      // The exact type the service sends is found by a map lookup; the catch-all takes any other.
+      child.addContentTypeParser('application/json', { parseAs: 'buffer' }, keepBytes);
+      child.addContentTypeParser('*', { parseAs: 'buffer' }, keepBytes);
       child.setErrorHandler((error: FastifyError, _request, reply) => {
         if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
         // Close the connection rather than drain the rest of an oversized upload.
