@@ -92,12 +92,16 @@ const TIMED_OUT = Symbol('timed out');
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;
   readonly #verify: Verifier;
+  /** The default MemoryStore's synchronous calls, when the store is one nobody modified. */
+  readonly #memory: ReturnType<typeof syncCalls>;
   readonly #registry = new HandlerRegistry();
   readonly #errorListeners: ErrorListener[] = [];
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
     this.#verify = createVerifier(this.#options.secrets);
+    // Resolved once: the store is fixed for the receiver's life, so this is not a per-delivery check.
+    this.#memory = syncCalls(this.#options.store);
   }
 
   get maxBodyBytes(): number {
@@ -207,7 +211,7 @@ class WebhookReceiver implements Webhooks {
       return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
 
     const { store, leaseSeconds, storeTimeoutMs } = this.#options;
-    const memory = syncCalls(store);
+    const memory = this.#memory;
     const token = crypto.randomUUID();
     let claimed = true;
     try {
@@ -290,7 +294,7 @@ class WebhookReceiver implements Webhooks {
     secretIndex?: number,
   ): Promise<WebhookResponse> {
     const { store, storeTimeoutMs, dedupTtlSeconds } = this.#options;
-    const memory = syncCalls(store);
+    const memory = this.#memory;
     if (outcome.failed) {
       const error = new HandlerFailedError(outcome.cause);
       this.#report(error, event);

@@ -44,6 +44,7 @@ export const SYNC_CALLS = Symbol('MemoryStore synchronous calls');
 /**
  * The synchronous calls of `store` when it is a MemoryStore whose methods nobody replaced (a subclass
  * or a test spy may do anything, so it gets the promise and the deadline like any other store). The
+ * core asks once, when the receiver is created: replace methods before passing the store in. The
  * core uses them to skip two promises and two deadline timers per delivery: a call that cannot wait
  * cannot hang, so the deadline has nothing to guard.
  */
