@@ -1,3 +1,4 @@
+import { nextClaimToken } from './claim-token.js';
 import { withDeadline } from './deadline.js';
 import { parseEnvelope } from './envelope.js';
 import {
@@ -18,14 +19,24 @@ import { syncCalls } from './memory-store.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import { exceedsBytes, toText } from './raw-body.js';
 import { DUPLICATE, HANDLED, isStatusCode, responseFor } from './responses.js';
-import { createVerifier, readHeader, SIGNATURE_HEADER, type Verifier } from './signature.js';
+import {
+  createVerifier,
+  readHeader,
+  SIGNATURE_HEADER,
+  type SignatureCheck,
+  type Verifier,
+} from './signature.js';
+import { TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
+  ClaimResult,
+  CompleteResult,
   DeliveryOutcome,
   ErrorListener,
   EventFor,
   HandleInput,
   HandlerContext,
+  IdempotencyStore,
   RawBody,
   WebhookEvent,
   WebhookEventName,
@@ -87,7 +98,22 @@ type Verified =
 type HandlerOutcome = { readonly failed: false } | { readonly failed: true; readonly cause: unknown };
 
 const SUCCEEDED: HandlerOutcome = Object.freeze({ failed: false });
-const TIMED_OUT = Symbol('timed out');
+
+/** What a step answers: the response now, or a promise of it when the step had to wait. */
+type Answer = WebhookResponse | Promise<WebhookResponse>;
+
+/** One delivery past verification, as the claim, the handlers and the completion see it. */
+interface Attempt {
+  readonly event: WebhookEvent;
+  readonly secretIndex: number;
+  readonly timeoutMs: number;
+  /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
+  readonly started: number;
+  readonly handlers: readonly WebhookHandler<WebhookEvent>[];
+  readonly token: string;
+  /** False when the store failed and `onStoreError: 'process'` runs the handlers unclaimed. */
+  claimed: boolean;
+}
 
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;
@@ -96,12 +122,16 @@ class WebhookReceiver implements Webhooks {
   readonly #memory: ReturnType<typeof syncCalls>;
   readonly #registry = new HandlerRegistry();
   readonly #errorListeners: ErrorListener[] = [];
+  readonly #handlerTimeouts: TimeoutQueue;
+  readonly #storeTimeouts: TimeoutQueue;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
     this.#verify = createVerifier(this.#options.secrets);
     // Resolved once: the store is fixed for the receiver's life, so this is not a per-delivery check.
     this.#memory = syncCalls(this.#options.store);
+    this.#handlerTimeouts = new TimeoutQueue(this.#options.handlerTimeoutMs);
+    this.#storeTimeouts = new TimeoutQueue(this.#options.storeTimeoutMs);
   }
 
   get maxBodyBytes(): number {
@@ -137,30 +167,15 @@ class WebhookReceiver implements Webhooks {
     return verified.event;
   }
 
-  async handle(input: HandleInput): Promise<WebhookResponse> {
-    const started = this.#options.logger ? performance.now() : 0;
-    if (input.method !== undefined && input.method.toUpperCase() !== 'POST') {
-      return this.#finish(started, responseFor('method_not_allowed'), 'rejected', 'method_not_allowed');
+  handle(input: HandleInput): Promise<WebhookResponse> {
+    // Each step answers synchronously when it can (node:crypto, the memory store, a synchronous handler)
+    // and returns a promise only when it must wait, so a delivery costs one promise here, not one a step.
+    try {
+      const answer = this.#handle(input);
+      return answer instanceof Promise ? answer : Promise.resolve(answer);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const body = input.body;
-    if (!isRawBody(body)) {
-      return this.reject(
-        new RawBodyUnavailableError(
-          `handle() needs the raw body as a Uint8Array, ArrayBuffer or string, not ${describe(body)}; a body parser ran before the webhook route.`,
-        ),
-      );
-    }
-    const verified = await this.#verifyAndParse(body, readHeader(input.headers, SIGNATURE_HEADER));
-    if (!verified.ok) {
-      const { error } = verified;
-      const message = error instanceof InvalidRequestError ? error.message : undefined;
-      return this.#finish(started, responseFor(error.code as never, message), 'rejected', error.code);
-    }
-    const timeoutMs =
-      input.handlerTimeoutMs !== undefined && input.handlerTimeoutMs < this.#options.handlerTimeoutMs
-        ? Math.max(1, Math.floor(input.handlerTimeoutMs))
-        : this.#options.handlerTimeoutMs;
-    return this.#dispatch(verified.event, verified.secretIndex, timeoutMs, started);
   }
 
   reject(error: WebhookError): WebhookResponse {
@@ -178,12 +193,41 @@ class WebhookReceiver implements Webhooks {
     );
   }
 
+  #handle(input: HandleInput): Answer {
+    const started = this.#options.logger ? performance.now() : 0;
+    const { method } = input;
+    if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') {
+      return this.#finish(started, responseFor('method_not_allowed'), 'rejected', 'method_not_allowed');
+    }
+    const body = input.body;
+    if (!isRawBody(body)) {
+      return this.reject(
+        new RawBodyUnavailableError(
+          `handle() needs the raw body as a Uint8Array, ArrayBuffer or string, not ${describe(body)}; a body parser ran before the webhook route.`,
+        ),
+      );
+    }
+    const timeoutMs =
+      input.handlerTimeoutMs !== undefined && input.handlerTimeoutMs < this.#options.handlerTimeoutMs
+        ? Math.max(1, Math.floor(input.handlerTimeoutMs))
+        : this.#options.handlerTimeoutMs;
+    const verified = this.#verifyAndParse(body, readHeader(input.headers, SIGNATURE_HEADER));
+    return verified instanceof Promise
+      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started))
+      : this.#afterVerify(verified, timeoutMs, started);
+  }
+
   /** Steps 1 to 4 of the order of work; nothing here touches the store or the handlers. */
-  async #verifyAndParse(body: RawBody, header: string | undefined): Promise<Verified> {
-    const options = this.#options;
-    if (exceedsBytes(body, options.maxBodyBytes)) return { ok: false, error: new PayloadTooLargeError() };
-    const pending = this.#verify(body, header);
-    const check = pending instanceof Promise ? await pending : pending;
+  #verifyAndParse(body: RawBody, header: string | undefined): Verified | Promise<Verified> {
+    if (exceedsBytes(body, this.#options.maxBodyBytes))
+      return { ok: false, error: new PayloadTooLargeError() };
+    const check = this.#verify(body, header);
+    return check instanceof Promise
+      ? check.then((result) => this.#parse(body, result))
+      : this.#parse(body, check);
+  }
+
+  #parse(body: RawBody, check: SignatureCheck): Verified {
     if (!check.ok) {
       return {
         ok: false,
@@ -197,84 +241,77 @@ class WebhookReceiver implements Webhooks {
       return { ok: false, error: error as InvalidRequestError };
     }
     const ageSeconds = Date.now() / 1000 - event.created;
-    if (ageSeconds > options.maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
+    if (ageSeconds > this.#options.maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
       return { ok: false, error: new EventTooOldError() };
     }
     return { ok: true, event, secretIndex: check.secretIndex };
   }
 
-  /** Steps 5 to 8: claim, run, complete or release, answer. */
-  async #dispatch(event: WebhookEvent, secretIndex: number, timeoutMs: number, started: number) {
+  #afterVerify(verified: Verified, timeoutMs: number, started: number): Answer {
+    if (!verified.ok) {
+      const { error } = verified;
+      const message = error instanceof InvalidRequestError ? error.message : undefined;
+      return this.#finish(started, responseFor(error.code as never, message), 'rejected', error.code);
+    }
+    const { event, secretIndex } = verified;
     const handlers = this.#registry.handlersFor(event.type);
     // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
     if (handlers.length === 0)
       return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+    return this.#claim({
+      event,
+      secretIndex,
+      timeoutMs,
+      started,
+      handlers,
+      token: nextClaimToken(),
+      claimed: true,
+    });
+  }
 
-    const { store, leaseSeconds, storeTimeoutMs } = this.#options;
+  /** Step 5: claim the event id, so that a concurrent or later copy of the event does not run again. */
+  #claim(attempt: Attempt): Answer {
+    const { event, token } = attempt;
+    const leaseMs = this.#options.leaseSeconds * 1000;
     const memory = this.#memory;
-    const token = crypto.randomUUID();
-    let claimed = true;
-    try {
-      const state = memory
-        ? memory.claim(event.id, token, leaseSeconds * 1000)
-        : await withDeadline(
-            store.claim(event.id, token, leaseSeconds * 1000),
-            storeTimeoutMs,
-            'store.claim',
-          );
-      if (state === 'completed')
-        return this.#finish(started, DUPLICATE, 'duplicate', undefined, event, secretIndex);
-      if (state === 'in_progress') {
-        const response = responseFor('event_in_progress', undefined, leaseSeconds);
-        return this.#finish(started, response, 'rejected', 'event_in_progress', event, secretIndex);
+    if (memory) {
+      let state: ClaimResult;
+      try {
+        state = memory.claim(event.id, token, leaseMs);
+      } catch (cause) {
+        return this.#claimFailed(attempt, cause);
       }
-      if (state !== 'claimed') throw new TypeError(`store.claim answered ${JSON.stringify(state)}`);
-    } catch (cause) {
-      // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
-      // now, unawaited, so that it does not hold the event until its lease ends.
-      store.release(event.id, token).catch(() => {});
-      const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
-      this.#report(error, event);
-      if (this.#options.onStoreError === 'reject') {
-        return this.#finish(
-          started,
-          responseFor('store_unavailable'),
-          'failed',
-          error.code,
-          event,
-          secretIndex,
-          error,
-        );
-      }
-      claimed = false;
+      return this.#afterClaim(attempt, state);
     }
+    return this.#storeCall((store) => store.claim(event.id, token, leaseMs), 'store.claim').then(
+      (state) => this.#afterClaim(attempt, state),
+      (cause: unknown) => this.#claimFailed(attempt, cause),
+    );
+  }
 
-    const context = new DeliveryContext(secretIndex);
-    const handlersStarted = performance.now();
-    const running = runInOrder(handlers, event, context);
-    let first: HandlerOutcome | typeof TIMED_OUT;
-    if (running instanceof Promise) {
-      // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
-      const remainingMs = Math.max(0, timeoutMs - (performance.now() - handlersStarted));
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      first = await new Promise<HandlerOutcome | typeof TIMED_OUT>((resolve) => {
-        timer = setTimeout(resolve, remainingMs, TIMED_OUT);
-        void running.then(resolve);
-      });
-      clearTimeout(timer);
-    } else {
-      first = running;
+  #afterClaim(attempt: Attempt, state: unknown): Answer {
+    const { event, secretIndex, started } = attempt;
+    if (state === 'claimed') return this.#run(attempt);
+    if (state === 'completed')
+      return this.#finish(started, DUPLICATE, 'duplicate', undefined, event, secretIndex);
+    if (state === 'in_progress') {
+      const response = responseFor('event_in_progress', undefined, this.#options.leaseSeconds);
+      return this.#finish(started, response, 'rejected', 'event_in_progress', event, secretIndex);
     }
+    return this.#claimFailed(attempt, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
+  }
 
-    if (first === TIMED_OUT) {
-      const error = new HandlerTimeoutError(timeoutMs);
-      context.abort(error);
-      this.#report(error, event);
-      // The claim stays until the handlers settle, so a retry meanwhile gets 409 rather than a second run.
-      if (claimed) void Promise.resolve(running).then((outcome) => this.#settle(event, token, outcome, true));
+  #claimFailed(attempt: Attempt, cause: unknown): Answer {
+    const { event, started, secretIndex } = attempt;
+    // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
+    // now, unawaited, so that it does not hold the event until its lease ends.
+    this.#storeCall((store) => store.release(event.id, attempt.token), 'store.release').catch(() => {});
+    const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
+    this.#report(error, event);
+    if (this.#options.onStoreError === 'reject') {
       return this.#finish(
         started,
-        responseFor('handler_timeout'),
+        responseFor('store_unavailable'),
         'failed',
         error.code,
         event,
@@ -282,57 +319,102 @@ class WebhookReceiver implements Webhooks {
         error,
       );
     }
-    return this.#settle(event, token, first, claimed, started, secretIndex);
+    attempt.claimed = false;
+    return this.#run(attempt);
   }
 
-  async #settle(
-    event: WebhookEvent,
-    token: string,
-    outcome: HandlerOutcome,
-    claimed: boolean,
-    started = 0,
-    secretIndex?: number,
-  ): Promise<WebhookResponse> {
-    const { store, storeTimeoutMs, dedupTtlSeconds } = this.#options;
+  /** Step 6: run the handlers within the budget. */
+  #run(attempt: Attempt): Answer {
+    const context = new DeliveryContext(attempt.secretIndex);
+    const handlersStarted = performance.now();
+    const running = runInOrder(attempt.handlers, attempt.event, context);
+    if (!(running instanceof Promise)) return this.#settle(attempt, running);
+    // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
+    return new Promise<WebhookResponse>((resolve) => {
+      const timeouts = this.#handlerTimeouts;
+      const timeout = timeouts.add(
+        () => resolve(this.#timedOut(attempt, context, running)),
+        handlersStarted,
+        attempt.timeoutMs,
+      );
+      void running.then((outcome) => {
+        if (timeouts.cancel(timeout)) resolve(this.#settle(attempt, outcome));
+      });
+    });
+  }
+
+  #timedOut(attempt: Attempt, context: DeliveryContext, running: Promise<HandlerOutcome>): WebhookResponse {
+    const { event, started, secretIndex } = attempt;
+    const error = new HandlerTimeoutError(attempt.timeoutMs);
+    context.abort(error);
+    this.#report(error, event);
+    // The claim stays until the handlers settle, so a retry meanwhile gets 409 rather than a second run.
+    if (attempt.claimed) void running.then((outcome) => this.#settle(attempt, outcome));
+    return this.#finish(
+      started,
+      responseFor('handler_timeout'),
+      'failed',
+      error.code,
+      event,
+      secretIndex,
+      error,
+    );
+  }
+
+  /** Steps 7 and 8: complete or release the claim, and answer. */
+  #settle(attempt: Attempt, outcome: HandlerOutcome): Answer {
+    const { event, token, started, secretIndex } = attempt;
     const memory = this.#memory;
     if (outcome.failed) {
       const error = new HandlerFailedError(outcome.cause);
       this.#report(error, event);
-      if (claimed) {
-        try {
-          if (memory) memory.release(event.id, token);
-          else await withDeadline(store.release(event.id, token), storeTimeoutMs, 'store.release');
-        } catch (cause) {
+      const answer = () =>
+        this.#finish(started, responseFor('handler_failed'), 'failed', error.code, event, secretIndex, error);
+      if (!attempt.claimed) return answer();
+      if (memory) {
+        memory.release(event.id, token);
+        return answer();
+      }
+      return this.#storeCall((store) => store.release(event.id, token), 'store.release').then(
+        answer,
+        (cause) => {
           // The lease still ends by itself before the sender's first retry.
           this.#report(new StoreUnavailableError('The store failed to release the claim.', { cause }), event);
-        }
-      }
-      return this.#finish(
-        started,
-        responseFor('handler_failed'),
-        'failed',
-        error.code,
-        event,
-        secretIndex,
-        error,
+          return answer();
+        },
       );
     }
-    if (claimed) {
-      try {
-        const ttlMs = dedupTtlSeconds * 1000;
-        const result = memory
-          ? memory.complete(event.id, token, ttlMs)
-          : await withDeadline(store.complete(event.id, token, ttlMs), storeTimeoutMs, 'store.complete');
-        if (result === 'lost') this.#report(new LeaseLostError(event.id), event);
-      } catch (cause) {
+    if (!attempt.claimed) return this.#handled(attempt, 'completed');
+    const ttlMs = this.#options.dedupTtlSeconds * 1000;
+    if (memory) return this.#handled(attempt, memory.complete(event.id, token, ttlMs));
+    return this.#storeCall((store) => store.complete(event.id, token, ttlMs), 'store.complete').then(
+      (result) => this.#handled(attempt, result),
+      (cause) => {
         // The handlers did their work: acknowledging is right; the failure to remember it is reported.
         this.#report(
           new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
           event,
         );
-      }
-    }
+        return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+      },
+    );
+  }
+
+  #handled(attempt: Attempt, result: CompleteResult): WebhookResponse {
+    const { event, started, secretIndex } = attempt;
+    if (result === 'lost') this.#report(new LeaseLostError(event.id), event);
     return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+  }
+
+  /** A store call within `storeTimeoutMs`; a store that throws instead of rejecting is treated alike. */
+  #storeCall<T>(call: (store: IdempotencyStore) => Promise<T>, what: string): Promise<T> {
+    let pending: Promise<T>;
+    try {
+      pending = call(this.#options.store);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return withDeadline(pending, this.#storeTimeouts, what);
   }
 
   #report(error: WebhookError, event: WebhookEvent | undefined): void {
@@ -436,10 +518,18 @@ function runInOrder(
     } catch (cause) {
       return { failed: true, cause };
     }
-    if (isThenable(result)) return finishInOrder(result, handlers, index + 1, event, context);
+    if (isThenable(result)) {
+      // The last (usually the only) handler needs no async function around it: one reaction will do.
+      return index === handlers.length - 1
+        ? Promise.resolve(result).then(toSucceeded, toFailed)
+        : finishInOrder(result, handlers, index + 1, event, context);
+    }
   }
   return SUCCEEDED;
 }
+
+const toSucceeded = (): HandlerOutcome => SUCCEEDED;
+const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cause });
 
 async function finishInOrder(
   pending: PromiseLike<unknown>,

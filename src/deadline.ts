@@ -1,3 +1,5 @@
+import type { TimeoutQueue } from './timeout-queue.js';
+
 /** Raised when a store call misses its deadline. */
 export class DeadlineExceeded extends Error {
   override name = 'DeadlineExceeded';
@@ -6,23 +8,19 @@ export class DeadlineExceeded extends Error {
   }
 }
 
-/**
- * Settle with `promise`, or reject with DeadlineExceeded after `ms`. The timer is unref'd where the
- * runtime allows so a pending store call never keeps a process alive.
- */
-export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** Settle with `promise`, or reject with DeadlineExceeded once a timeout of `deadlines` passes. */
+export function withDeadline<T>(promise: Promise<T>, deadlines: TimeoutQueue, what: string): Promise<T> {
   // One promise and two reactions rather than Promise.race and finally: this runs twice per delivery.
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceeded(what, ms)), ms);
-    (timer as { unref?: () => void }).unref?.();
+    const timeout = deadlines.add(() => reject(new DeadlineExceeded(what, deadlines.ms)));
     // Promise.resolve returns a native promise as it is, and adopts a thenable or a plain value as race did.
     Promise.resolve(promise).then(
       (value) => {
-        clearTimeout(timer);
+        deadlines.cancel(timeout);
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        deadlines.cancel(timeout);
         reject(error);
       },
     );

@@ -81,6 +81,7 @@ export class MemoryStore implements IdempotencyStore {
   readonly #completed: LRUCache<string, true>;
   readonly #maxInProgress: number;
   readonly #now: () => number;
+  readonly #setOptions: LRUCache.SetOptions<string, true, unknown> = {};
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxEvents = options.maxEvents ?? 100_000;
@@ -146,9 +147,16 @@ export class MemoryStore implements IdempotencyStore {
     },
     complete: (eventId, token, ttlMs) => {
       const lease = this.#leases.get(eventId);
-      if (!lease || lease.token !== token || lease.expiresAt <= this.#now()) return 'lost';
+      if (!lease || lease.token !== token) return 'lost';
+      const now = this.#now();
+      if (lease.expiresAt <= now) return 'lost';
       this.#leases.delete(eventId);
-      this.#completed.set(eventId, true, { ttl: ttlMs });
+      // One options object, refilled: the cache reads it during the call and keeps nothing of it, and
+      // handing it our clock reading spares it a second one.
+      const options = this.#setOptions;
+      options.ttl = ttlMs;
+      options.start = now;
+      this.#completed.set(eventId, true, options);
       return 'completed';
     },
     release: (eventId, token) => {

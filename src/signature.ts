@@ -31,6 +31,10 @@ function matched(secretIndex: number): SignatureCheck {
   return MATCHES[secretIndex] ?? { ok: true, secretIndex };
 }
 
+/** Each character code's hex digit value, or -1: lowercase only, as the service documents. */
+const HEX_VALUES = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_VALUES['0123456789abcdef'.charCodeAt(digit)] = digit;
+
 /**
  * Decode `sha256=<64 lowercase hex>` into the 32 digest bytes, or `undefined` for anything else.
  * Length is checked first so an 8 KiB header costs nothing; uppercase hex is refused because the
@@ -39,19 +43,19 @@ function matched(secretIndex: number): SignatureCheck {
 export function parseSignatureHeader(header: string): Uint8Array | undefined {
   if (header.length !== HEADER_LENGTH || !header.startsWith(PREFIX)) return undefined;
   const digest = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) {
-    const high = hexValue(header.charCodeAt(PREFIX.length + 2 * i));
-    const low = hexValue(header.charCodeAt(PREFIX.length + 2 * i + 1));
-    if (high < 0 || low < 0) return undefined;
+  // Any invalid character makes `invalid` negative; the loop does not branch per character.
+  let invalid = 0;
+  for (let i = 0, at = PREFIX.length; i < 32; i++, at += 2) {
+    const high = hexValue(header.charCodeAt(at));
+    const low = hexValue(header.charCodeAt(at + 1));
+    invalid |= high | low;
     digest[i] = (high << 4) | low;
   }
-  return digest;
+  return invalid < 0 ? undefined : digest;
 }
 
 function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48; // 0-9
-  if (code >= 97 && code <= 102) return code - 87; // a-f
-  return -1;
+  return code < 128 ? HEX_VALUES[code]! : -1;
 }
 
 function toHex(bytes: Uint8Array): string {

@@ -1,0 +1,101 @@
+/** One pending timeout of a {@link TimeoutQueue}. */
+export interface PendingTimeout {
+  /** @internal */ deadline: number;
+  /** @internal */ onTimeout: (() => void) | undefined;
+  /** @internal */ previous: PendingTimeout | undefined;
+  /** @internal */ next: PendingTimeout | undefined;
+}
+
+/**
+ * Timeouts of one fixed duration behind a single timer. Deadlines of one duration fall due in the order
+ * they were set, so setting one is an append to a linked list and cancelling one is an unlink. A Node
+ * timer per delivery (a Timeout object, async-hook ids, a timer-list lookup, then clearTimeout) cost
+ * more than the rest of the dispatch in the receiver's CPU profile; this costs one small object.
+ *
+ * The timer is unref'd: a timeout only ever answers a delivery that something else (a server, the
+ * Lambda runtime, a pending handler) is already keeping the process alive for.
+ */
+export class TimeoutQueue {
+  readonly #ms: number;
+  #head: PendingTimeout | undefined;
+  #tail: PendingTimeout | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The deadline the timer is armed for, or Infinity when it is not armed. */
+  #armedFor = Number.POSITIVE_INFINITY;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  /** The duration of a timeout in this queue, in milliseconds, unless `add` is given another. */
+  get ms(): number {
+    return this.#ms;
+  }
+
+  /**
+   * Call `onTimeout` once `ms` (by default the queue's duration) has passed since `startedAt` (a
+   * `performance.now()` reading). `onTimeout` must not throw: it runs from the shared timer. A shorter
+   * `ms` than the queue's (a Lambda with little time left) is placed by walking back from the tail,
+   * which is cheap where such calls are rare or alone, as on Lambda.
+   */
+  add(onTimeout: () => void, startedAt = performance.now(), ms = this.#ms): PendingTimeout {
+    const entry: PendingTimeout = {
+      deadline: startedAt + ms,
+      onTimeout,
+      previous: undefined,
+      next: undefined,
+    };
+    // Almost always an append; a caller whose start predates the tail's is placed by walking back.
+    let after = this.#tail;
+    while (after !== undefined && after.deadline > entry.deadline) after = after.previous;
+    this.#linkAfter(entry, after);
+    if (entry.deadline < this.#armedFor) this.#arm(entry.deadline);
+    return entry;
+  }
+
+  /** Cancel a pending timeout. Answers false when it already fired (or was cancelled). */
+  cancel(entry: PendingTimeout): boolean {
+    if (entry.onTimeout === undefined) return false;
+    this.#unlink(entry);
+    return true;
+  }
+
+  #linkAfter(entry: PendingTimeout, after: PendingTimeout | undefined): void {
+    const before = after === undefined ? this.#head : after.next;
+    entry.previous = after;
+    entry.next = before;
+    if (after === undefined) this.#head = entry;
+    else after.next = entry;
+    if (before === undefined) this.#tail = entry;
+    else before.previous = entry;
+  }
+
+  #unlink(entry: PendingTimeout): void {
+    const { previous, next } = entry;
+    if (previous === undefined) this.#head = next;
+    else previous.next = next;
+    if (next === undefined) this.#tail = previous;
+    else next.previous = previous;
+    entry.previous = entry.next = entry.onTimeout = undefined;
+  }
+
+  #arm(deadline: number): void {
+    if (this.#armedFor !== Number.POSITIVE_INFINITY) clearTimeout(this.#timer);
+    this.#armedFor = deadline;
+    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now())));
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  readonly #fire = (): void => {
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    while (this.#head !== undefined && this.#head.deadline <= now) {
+      const entry = this.#head;
+      const onTimeout = entry.onTimeout!;
+      this.#unlink(entry);
+      onTimeout();
+    }
+    // Cancelled entries were unlinked, so the head is the next live deadline.
+    if (this.#head !== undefined) this.#arm(this.#head.deadline);
+  };
+}

@@ -1,0 +1,66 @@
+import { describe, expect, test } from 'vitest';
+import { TimeoutQueue } from '../../src/timeout-queue.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Real timers throughout: the queue's whole point is how it drives the one Node timer it owns. */
+describe('TimeoutQueue', () => {
+  test('fires each timeout once, not before its duration, in deadline order', async () => {
+    const queue = new TimeoutQueue(30);
+    const fired: { name: string; after: number }[] = [];
+    const started = performance.now();
+    queue.add(() => fired.push({ name: 'first', after: performance.now() - started }));
+    await sleep(10);
+    queue.add(() => fired.push({ name: 'second', after: performance.now() - started }));
+    await sleep(80);
+    expect(fired.map((entry) => entry.name)).toEqual(['first', 'second']);
+    expect(fired[0]!.after).toBeGreaterThanOrEqual(29);
+    expect(fired[1]!.after).toBeGreaterThanOrEqual(39);
+  });
+
+  test('a cancelled timeout never fires; cancel answers whether it was still pending', async () => {
+    const queue = new TimeoutQueue(20);
+    const fired: string[] = [];
+    const head = queue.add(() => fired.push('head'));
+    const middle = queue.add(() => fired.push('middle'));
+    const tail = queue.add(() => fired.push('tail'));
+    expect(queue.cancel(middle)).toBe(true);
+    expect(queue.cancel(middle)).toBe(false);
+    expect(queue.cancel(head)).toBe(true);
+    await sleep(60);
+    expect(fired).toEqual(['tail']);
+    expect(queue.cancel(tail)).toBe(false);
+  });
+
+  test('a shorter duration given to add is placed ahead of longer ones and fires first', async () => {
+    const queue = new TimeoutQueue(200);
+    const fired: string[] = [];
+    queue.add(() => fired.push('default'));
+    queue.add(() => fired.push('short'), performance.now(), 20);
+    await sleep(60);
+    expect(fired).toEqual(['short']);
+    await sleep(200);
+    expect(fired).toEqual(['short', 'default']);
+  });
+
+  test('a start in the past counts against the duration', async () => {
+    const queue = new TimeoutQueue(50);
+    let firedAfter = -1;
+    const added = performance.now();
+    queue.add(() => {
+      firedAfter = performance.now() - added;
+    }, added - 40);
+    await sleep(100);
+    expect(firedAfter).toBeGreaterThanOrEqual(9);
+    expect(firedAfter).toBeLessThan(50);
+  });
+
+  test('the timer does not keep the process alive, and one timer serves many timeouts', () => {
+    const before = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const queue = new TimeoutQueue(10_000);
+    const entries = Array.from({ length: 1000 }, () => queue.add(() => {}));
+    const after = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    expect(after).toBe(before);
+    for (const entry of entries) expect(queue.cancel(entry)).toBe(true);
+  });
+});
