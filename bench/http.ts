@@ -72,7 +72,18 @@ async function startServerOnce(
   exposeGc: boolean,
   measureLive: boolean,
 ): Promise<RunningServer> {
-  const args = ['--import', 'tsx', ...(exposeGc ? ['--expose-gc'] : []), here('./server.ts'), variant];
+  // BENCH_PROFILE=<dir> writes a CPU profile of every receiver process there (node --cpu-prof).
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : [];
+  const args = [
+    ...profile,
+    '--import',
+    'tsx',
+    ...(exposeGc ? ['--expose-gc'] : []),
+    here('./server.ts'),
+    variant,
+  ];
   const child = spawn(
     PIN ? 'taskset' : process.execPath,
     PIN ? ['-c', SERVER_CPU, process.execPath, ...args] : args,
