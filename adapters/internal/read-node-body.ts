@@ -8,6 +8,8 @@ export type NodeBody =
 
 type RequestWithBody = IncomingMessage & { body?: unknown; rawBody?: unknown };
 
+const TOO_LARGE: NodeBody = Object.freeze({ kind: 'too_large' });
+
 /**
  * The exact bytes of a Node request, read at most `limit + 1` bytes deep: a body that announces or
  * turns out to be larger is answered 413 without being buffered. A body some middleware already read
@@ -17,46 +19,36 @@ type RequestWithBody = IncomingMessage & { body?: unknown; rawBody?: unknown };
 export function readNodeBody(request: RequestWithBody, limit: number): Promise<NodeBody> {
   const earlier = request.rawBody ?? request.body;
   if (earlier instanceof Uint8Array || typeof earlier === 'string') {
-    return Promise.resolve(
-      tooLarge(earlier, limit) ? { kind: 'too_large' } : { kind: 'body', body: earlier },
-    );
+    return Promise.resolve(tooLarge(earlier, limit) ? TOO_LARGE : { kind: 'body', body: earlier });
   }
   // Only a stream that was read counts as consumed: Express 4's JSON parser sets `req.body = {}` on
   // requests it skips (another content type) without reading them, and those bytes are still there.
   if (request.readableEnded || request.readableDidRead)
     return Promise.resolve({ kind: 'consumed', parsed: earlier });
   const announced = Number(request.headers['content-length']);
-  if (announced > limit) return Promise.resolve({ kind: 'too_large' });
+  if (announced > limit) return Promise.resolve(TOO_LARGE);
 
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
     const onData = (chunk: Buffer) => {
       length += chunk.length;
-      if (length > limit) {
-        cleanup();
-        request.pause();
-        resolve({ kind: 'too_large' });
+      if (length <= limit) {
+        chunks.push(chunk);
         return;
       }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve({ kind: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) });
-    };
-    const onError = (error: Error) => {
-      cleanup();
-      reject(error);
-    };
-    const cleanup = () => {
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onError);
+      // Stop reading: the bytes so far are dropped and the rest is never buffered.
+      request.off('data', onData).pause();
+      chunks.length = 0;
+      resolve(TOO_LARGE);
     };
     request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', onError);
+    // Nothing is removed once the body is read: the request ends here, and its listeners go with it.
+    // The error listener stays on purpose, so a late socket error is never an unhandled 'error' event.
+    request.on('end', () =>
+      resolve({ kind: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) }),
+    );
+    request.on('error', reject);
   });
 }
 
