@@ -337,19 +337,26 @@ class WebhookReceiver implements Webhooks {
         handlersStarted,
         attempt.timeoutMs,
       );
-      void running.then((outcome) => {
-        if (timeouts.cancel(timeout)) resolve(this.#settle(attempt, outcome));
-      });
+      running.then(
+        () => {
+          if (timeouts.cancel(timeout)) resolve(this.#settle(attempt, SUCCEEDED));
+        },
+        (cause: unknown) => {
+          if (timeouts.cancel(timeout)) resolve(this.#settle(attempt, { failed: true, cause }));
+        },
+      );
     });
   }
 
-  #timedOut(attempt: Attempt, context: DeliveryContext, running: Promise<HandlerOutcome>): WebhookResponse {
+  #timedOut(attempt: Attempt, context: DeliveryContext, running: Promise<unknown>): WebhookResponse {
     const { event, started, secretIndex } = attempt;
     const error = new HandlerTimeoutError(attempt.timeoutMs);
     context.abort(error);
     this.#report(error, event);
     // The claim stays until the handlers settle, so a retry meanwhile gets 409 rather than a second run.
-    if (attempt.claimed) void running.then((outcome) => this.#settle(attempt, outcome));
+    if (attempt.claimed) {
+      running.then(toSucceeded, toFailed).then((outcome) => this.#settle(attempt, outcome));
+    }
     return this.#finish(
       started,
       responseFor('handler_timeout'),
@@ -504,13 +511,14 @@ class DeliveryContext implements HandlerContext {
 /**
  * Run the handlers one after another. Handlers that return synchronously are called in the same tick
  * and the outcome comes back as a plain value, so no timer or promise is spent on them (a synchronous
- * handler cannot be timed out anyway); from the first pending result on, the rest run asynchronously.
+ * handler cannot be timed out anyway); from the first pending result on, the rest run asynchronously,
+ * and what comes back is a promise that fulfils when all are done and rejects with the first failure.
  */
 function runInOrder(
   handlers: readonly WebhookHandler<WebhookEvent>[],
   event: WebhookEvent,
   context: HandlerContext,
-): HandlerOutcome | Promise<HandlerOutcome> {
+): HandlerOutcome | Promise<unknown> {
   for (let index = 0; index < handlers.length; index++) {
     let result: unknown;
     try {
@@ -519,17 +527,14 @@ function runInOrder(
       return { failed: true, cause };
     }
     if (isThenable(result)) {
-      // The last (usually the only) handler needs no async function around it: one reaction will do.
+      // The last (usually the only) handler's own promise will do: no async function around it.
       return index === handlers.length - 1
-        ? Promise.resolve(result).then(toSucceeded, toFailed)
+        ? Promise.resolve(result)
         : finishInOrder(result, handlers, index + 1, event, context);
     }
   }
   return SUCCEEDED;
 }
-
-const toSucceeded = (): HandlerOutcome => SUCCEEDED;
-const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cause });
 
 async function finishInOrder(
   pending: PromiseLike<unknown>,
@@ -537,15 +542,13 @@ async function finishInOrder(
   next: number,
   event: WebhookEvent,
   context: HandlerContext,
-): Promise<HandlerOutcome> {
-  try {
-    await pending;
-    for (let index = next; index < handlers.length; index++) await handlers[index]!(event, context);
-    return SUCCEEDED;
-  } catch (cause) {
-    return { failed: true, cause };
-  }
+): Promise<void> {
+  await pending;
+  for (let index = next; index < handlers.length; index++) await handlers[index]!(event, context);
 }
+
+const toSucceeded = (): HandlerOutcome => SUCCEEDED;
+const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cause });
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

@@ -81,7 +81,9 @@ export class MemoryStore implements IdempotencyStore {
   readonly #completed: LRUCache<string, true>;
   readonly #maxInProgress: number;
   readonly #now: () => number;
+  // Options objects for the cache, refilled per call: it reads them during the call and keeps nothing.
   readonly #setOptions: LRUCache.SetOptions<string, true, unknown> = {};
+  readonly #hasOptions: LRUCache.HasOptions<string, true, unknown> = {};
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxEvents = options.maxEvents ?? 100_000;
@@ -133,7 +135,7 @@ export class MemoryStore implements IdempotencyStore {
         this.#leases.delete(eventId);
       }
       // `has` neither refreshes recency nor age, so eviction stays oldest-handled-first.
-      if (this.#completed.has(eventId)) return 'completed';
+      if (this.#completed.has(eventId, this.#hasOptions)) return 'completed';
       if (this.#leases.size >= this.#maxInProgress) {
         this.#dropExpiredLeases(now);
         if (this.#leases.size >= this.#maxInProgress) {
@@ -151,8 +153,7 @@ export class MemoryStore implements IdempotencyStore {
       const now = this.#now();
       if (lease.expiresAt <= now) return 'lost';
       this.#leases.delete(eventId);
-      // One options object, refilled: the cache reads it during the call and keeps nothing of it, and
-      // handing it our clock reading spares it a second one.
+      // Handing the cache our clock reading spares it a second one.
       const options = this.#setOptions;
       options.ttl = ttlMs;
       options.start = now;

@@ -45,9 +45,13 @@ export function readNodeBody(request: RequestWithBody, limit: number): Promise<N
     request.on('data', onData);
     // Nothing is removed once the body is read: the request ends here, and its listeners go with it.
     // The error listener stays on purpose, so a late socket error is never an unhandled 'error' event.
-    request.on('end', () =>
-      resolve({ kind: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) }),
-    );
+    request.on('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
+      // The listeners (and this array) live as long as the request, which outlives the handlers: drop
+      // the chunks so the concatenated body is the only copy held while they run.
+      chunks.length = 0;
+      resolve({ kind: 'body', body });
+    });
     request.on('error', reject);
   });
 }
