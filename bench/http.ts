@@ -302,7 +302,7 @@ export interface BigBodyResult {
   readonly deliveries: number;
   /** Peak minus the post-GC baseline, per variant, in bytes (sampled every 2 ms). */
   readonly peaks: Partial<Record<VariantName, Bytes>>;
-  /** One at a time only: the most alive while a handler ran, after a full GC, above the baseline. */
+  /** One at a time only: the median alive while a handler ran, after a full GC, above the baseline. */
   readonly live: Partial<Record<VariantName, Bytes>>;
 }
 

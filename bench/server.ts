@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { createWebhooks, type IdempotencyStore, MemoryStore, type Webhooks } from 'service-webhooks';
 import { nodeHandler } from 'service-webhooks/node';
 import { floorPipeline, type Headers } from './floor.js';
-import { EVENT_TYPE, PATH, SECRET } from './shared.js';
+import { EVENT_TYPE, median, PATH, SECRET } from './shared.js';
 
 export const VARIANTS = [
   'node-adapter',
@@ -50,22 +50,28 @@ export interface MemoryPeak {
 
 /**
  * With BENCH_LIVE=1 the handler measures what is alive while it runs, after a full collection: the
- * bytes a delivery really holds (body copies, decoded text, parsed event), free of sampling luck.
+ * bytes a delivery really holds (body copies, decoded text, parsed event). The median over deliveries is
+ * reported, because V8 frees the backing stores of dead buffers off-thread: a single sample can still
+ * count an earlier delivery's bytes, while a copy a delivery really holds shows in every sample.
  */
 const gc = (globalThis as { gc?: () => void }).gc;
-let live: MemoryPeak | undefined;
+let liveSamples: MemoryPeak[] = [];
 const noop =
   process.env.BENCH_LIVE === '1' && gc
     ? async (): Promise<void> => {
         gc();
-        const now = memory();
-        live = {
-          rss: Math.max(live?.rss ?? 0, now.rss),
-          heapUsed: Math.max(live?.heapUsed ?? 0, now.heapUsed),
-          arrayBuffers: Math.max(live?.arrayBuffers ?? 0, now.arrayBuffers),
-        };
+        liveSamples.push(memory());
       }
     : async (): Promise<void> => {};
+
+function medianOf(samples: readonly MemoryPeak[]): MemoryPeak | undefined {
+  if (samples.length === 0) return undefined;
+  return {
+    rss: median(samples.map((sample) => sample.rss)),
+    heapUsed: median(samples.map((sample) => sample.heapUsed)),
+    arrayBuffers: median(samples.map((sample) => sample.arrayBuffers)),
+  };
+}
 const DEDUP_SECONDS = 600;
 
 function receiver(store: IdempotencyStore): Webhooks {
@@ -226,7 +232,7 @@ try {
       cpuMark = process.cpuUsage();
       baseline = memory();
       peak = baseline;
-      live = undefined;
+      liveSamples = [];
       clearInterval(sampler);
       sampler = setInterval(() => {
         const now = memory();
@@ -239,7 +245,7 @@ try {
     } else if (message.type === 'report') {
       clearInterval(sampler);
       const cpu = process.cpuUsage(cpuMark);
-      send({ type: 'peak', peak, baseline, live, cpuMicros: cpu.user + cpu.system });
+      send({ type: 'peak', peak, baseline, live: medianOf(liveSamples), cpuMicros: cpu.user + cpu.system });
     }
   });
   process.on('disconnect', () => {
