@@ -226,14 +226,20 @@ export interface HttpVariantResult {
 
 export type HttpGroupResult = Partial<Record<VariantName, HttpVariantResult>>;
 
-const DURATION = QUICK ? 2 : 6;
+/** Seconds of load per variant per round, cut into slices that alternate between the variants. */
+export const HTTP_SECONDS = QUICK ? 2 : 6;
+export const HTTP_SLICES = QUICK ? 2 : 6;
 const WARMUP = QUICK ? 0.5 : 1.5;
 export const HTTP_ROUNDS = QUICK ? 2 : 5;
 export const CONNECTIONS = 50;
 
 /**
- * Run a group of variants in rotating order for several rounds, each run on a fresh server process
- * (warmed up first), so a variant's ratio to its neighbour is taken under the same background load.
+ * Run a group of variants for several rounds. Each round starts a fresh server process per variant,
+ * warms each up, then alternates short slices of load between them in rotating order, so that two
+ * variants compared are measured within seconds of each other: on these shared machines the load from
+ * elsewhere drifts over tens of seconds, and back-to-back whole runs picked that drift up as a
+ * difference between variants. A round's figure per variant is its requests over its seconds (req/s),
+ * its CPU over its requests, and the median of its slices' latency percentiles.
  */
 export async function runGroup(
   variants: readonly VariantName[],
@@ -241,34 +247,64 @@ export async function runGroup(
   log: (line: string) => void,
 ): Promise<HttpGroupResult> {
   const results: HttpGroupResult = {};
+  const slice = HTTP_SECONDS / HTTP_SLICES;
   for (let round = 0; round < HTTP_ROUNDS; round++) {
-    for (const variant of rotated(variants, round)) {
-      let server: RunningServer;
-      try {
-        server = await startServer(variant);
-      } catch (error) {
-        log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
-        continue;
+    // One pool run per round: every server sees distinct event ids, never another's or its own twice.
+    pool.rewind();
+    const servers = new Map<VariantName, RunningServer>();
+    try {
+      for (const variant of variants) {
+        try {
+          servers.set(variant, await startServer(variant));
+        } catch (error) {
+          log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
+        }
       }
-      try {
-        pool.rewind();
+      for (const [, server] of servers)
         await load(server.port, pool, { connections: CONNECTIONS, duration: WARMUP });
-        server.mark();
-        const run = await load(server.port, pool, { connections: CONNECTIONS, duration: DURATION });
-        const { cpuMicros } = await server.report();
+      const totals = new Map<
+        VariantName,
+        { requests: number; seconds: number; cpu: number; p50: number[]; p99: number[]; failures: number }
+      >();
+      for (let index = 0; index < HTTP_SLICES; index++) {
+        for (const variant of rotated([...servers.keys()], round * HTTP_SLICES + index)) {
+          const server = servers.get(variant)!;
+          server.mark();
+          const run = await load(server.port, pool, { connections: CONNECTIONS, duration: slice });
+          const { cpuMicros } = await server.report();
+          const total = totals.get(variant) ?? {
+            requests: 0,
+            seconds: 0,
+            cpu: 0,
+            p50: [],
+            p99: [],
+            failures: 0,
+          };
+          totals.set(variant, total);
+          total.requests += run.total;
+          total.seconds += run.total / Math.max(run.rps, 1e-9);
+          total.cpu += cpuMicros;
+          total.p50.push(run.p50);
+          total.p99.push(run.p99);
+          total.failures += run.non2xx + run.errors;
+        }
+      }
+      for (const [variant, total] of totals) {
         const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], failures: 0 };
         results[variant] = entry;
-        entry.rps.push(run.rps);
-        entry.p50.push(run.p50);
-        entry.p99.push(run.p99);
-        entry.cpu.push(cpuMicros / Math.max(1, run.total));
-        entry.failures += run.non2xx + run.errors;
+        const rps = total.requests / total.seconds;
+        const cpu = total.cpu / Math.max(1, total.requests);
+        entry.rps.push(rps);
+        entry.p50.push(median(total.p50));
+        entry.p99.push(median(total.p99));
+        entry.cpu.push(cpu);
+        entry.failures += total.failures;
         log(
-          `  round ${round + 1} ${variant}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, server CPU ${(cpuMicros / Math.max(1, run.total)).toFixed(1)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`,
+          `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${median(total.p50)} ms, p99 ${median(total.p99)} ms, server CPU ${cpu.toFixed(1)} µs/req${total.failures > 0 ? `, ${total.failures} failed` : ''}`,
         );
-      } finally {
-        await server.stop();
       }
+    } finally {
+      for (const [, server] of servers) await server.stop();
     }
   }
   return results;
@@ -289,8 +325,8 @@ export function roundRatio(
 }
 
 export function poolSize(): number {
-  // Enough distinct deliveries for a warm-up and a run at well above the reference ~45k req/s.
-  return Math.ceil((WARMUP + DURATION) * (QUICK ? 40_000 : 50_000));
+  // Enough distinct deliveries for one round of a three-variant group at about the reference ~45k req/s.
+  return Math.ceil(3 * (WARMUP + HTTP_SECONDS) * (QUICK ? 40_000 : 50_000));
 }
 
 export { HTTP_BODY_BYTES };

@@ -14,6 +14,8 @@ import {
   DeliveryPool,
   HTTP_BODY_BYTES,
   HTTP_ROUNDS,
+  HTTP_SECONDS,
+  HTTP_SLICES,
   type HttpGroupResult,
   pinLoadGenerator,
   poolSize,
@@ -339,7 +341,7 @@ from other processes on the machine cancels out as far as it can. Absolute numbe
   .map(([name, v]) => `${name} ${v}`)
   .join(', ')}
 - Measured: the built package (\`${environment.resolved.replace(`file://${root}`, '')}\`, ${buildState})
-- Core: ${core.sizes[0]?.rounds ?? 0} rounds per size, distinct event ids per delivery, pre-signed; HTTP: ${HTTP_ROUNDS} rounds per variant, ${CONNECTIONS} connections, ${formatBytes(HTTP_BODY_BYTES)} bodies, every request a distinct signed event, a fresh server process per run${pinned ? ', server and load generator pinned to separate cores' : ''}
+- Core: ${core.sizes[0]?.rounds ?? 0} rounds per size, distinct event ids per delivery, pre-signed; HTTP: ${HTTP_ROUNDS} rounds, each a fresh server process per variant and ${HTTP_SECONDS} s of load per variant in ${HTTP_SLICES} slices alternating between the variants, ${CONNECTIONS} connections, ${formatBytes(HTTP_BODY_BYTES)} bodies, every request a distinct signed event${pinned ? ', server and load generator pinned to separate cores' : ''}
 
 ${rendered}
 
