@@ -13,24 +13,37 @@ import {
 let standalone: StandaloneRedis;
 let cluster: ClusterRedis;
 let redis: Redis;
+let pipelined: Redis;
 let clusterClient: Cluster;
+let pipelinedCluster: Cluster;
 
 beforeAll(async () => {
   [standalone, cluster] = await Promise.all([startStandalone(), startCluster()]);
   redis = new Redis(standalone.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  // The README recommends auto-pipelining under concurrent load: the store must behave the same with it.
+  pipelined = new Redis(standalone.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+  });
   clusterClient = new Cluster([...cluster.nodes], {
     enableOfflineQueue: false,
     redisOptions: { maxRetriesPerRequest: 1 },
   });
-  await Promise.all([
-    new Promise((resolve) => redis.once('ready', resolve)),
-    new Promise((resolve) => clusterClient.once('ready', resolve)),
-  ]);
+  pipelinedCluster = new Cluster([...cluster.nodes], {
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    redisOptions: { maxRetriesPerRequest: 1 },
+  });
+  await Promise.all(
+    [redis, pipelined, clusterClient, pipelinedCluster].map(
+      (client) => new Promise((resolve) => client.once('ready', resolve)),
+    ),
+  );
 });
 
 afterAll(async () => {
-  redis?.disconnect();
-  clusterClient?.disconnect();
+  for (const client of [redis, pipelined, clusterClient, pipelinedCluster]) client?.disconnect();
   await Promise.all([standalone?.stop(), cluster?.stop()]);
 });
 
@@ -44,6 +57,20 @@ storeConformanceSuite({
 storeConformanceSuite({
   name: 'RedisStore (Cluster, 3 masters)',
   createStore: () => new RedisStore({ client: clusterClient, prefix: 'conformance:' }),
+  describe,
+  test,
+});
+
+storeConformanceSuite({
+  name: 'RedisStore (standalone, enableAutoPipelining)',
+  createStore: () => new RedisStore({ client: pipelined, prefix: 'pipelined:' }),
+  describe,
+  test,
+});
+
+storeConformanceSuite({
+  name: 'RedisStore (Cluster, 3 masters, enableAutoPipelining)',
+  createStore: () => new RedisStore({ client: pipelinedCluster, prefix: 'pipelined:' }),
   describe,
   test,
 });
