@@ -210,6 +210,13 @@ function storeRows(stores: HttpGroupResult, perId: { store: number; lru: number;
       context: `redis ${rps(stores, 'node-redis')}, memory ${rps(stores, 'node-adapter')}; receiver CPU per request redis/memory ${x(roundRatio(stores, 'node-redis', 'node-adapter', 'cpu'))}`,
     },
     {
+      measure: `RedisStore with ioredis enableAutoPipelining / MemoryStore deliveries/s (${CONNECTIONS} connections)`,
+      value: x(roundRatio(stores, 'node-redis-pipelined', 'node-adapter', 'rps')),
+      target: '(reported: the README recommends it under concurrent load)',
+      met: undefined,
+      context: `pipelined ${rps(stores, 'node-redis-pipelined')}; receiver CPU per request pipelined/memory ${x(roundRatio(stores, 'node-redis-pipelined', 'node-adapter', 'cpu'))}; p99 ${latency(stores, 'node-redis-pipelined')} vs plain RedisStore ${latency(stores, 'node-redis')}`,
+    },
+    {
       measure: `MemoryStore heap per remembered id (100,000 completed, ${perId.idLength}-char ids)`,
       value: `${Math.round(perId.store)} B`,
       target: '≤ 256 B',
@@ -311,7 +318,7 @@ const expressGroup = await runGroup(['express-adapter', 'express-hand'], pool, l
 log('Fastify');
 const fastifyGroup = await runGroup(['fastify-adapter', 'fastify-hand'], pool, log);
 log('\n3. stores (node adapter)');
-const stores = await runGroup(['node-redis', 'node-adapter'], pool, log);
+const stores = await runGroup(['node-redis', 'node-adapter', 'node-redis-pipelined'], pool, log);
 if (pool.signedLive > 0) log(`note: ${pool.signedLive} deliveries were signed during runs (pool outgrown).`);
 
 log('\n4. big bodies');

@@ -23,6 +23,7 @@ export const VARIANTS = [
   'fastify-adapter',
   'fastify-hand',
   'node-redis',
+  'node-redis-pipelined',
 ] as const;
 export type VariantName = (typeof VARIANTS)[number];
 
@@ -126,11 +127,19 @@ async function load<T>(specifier: string): Promise<T> {
   return (await import(specifier)) as T;
 }
 
-async function redisStore(): Promise<{ store: IdempotencyStore; cleanup: () => Promise<void> }> {
+async function redisStore(
+  enableAutoPipelining: boolean,
+): Promise<{ store: IdempotencyStore; cleanup: () => Promise<void> }> {
   const { RedisStore } = await load<{
     RedisStore: new (options: { client: Redis; prefix?: string }) => IdempotencyStore;
   }>('service-webhooks/redis');
-  const client = new Redis({ host: '127.0.0.1', port: 6379, enableOfflineQueue: false, lazyConnect: true });
+  const client = new Redis({
+    host: '127.0.0.1',
+    port: 6379,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    enableAutoPipelining,
+  });
   await client.connect();
   const prefix = `service-webhooks-bench:${process.pid}:${Date.now()}:`;
   return {
@@ -156,8 +165,9 @@ async function start(variant: VariantName): Promise<{ port: number; cleanup?: ()
   switch (variant) {
     case 'node-adapter':
       return { port: await listen(createServer(nodeHandler(receiver(new MemoryStore())))) };
-    case 'node-redis': {
-      const { store, cleanup } = await redisStore();
+    case 'node-redis':
+    case 'node-redis-pipelined': {
+      const { store, cleanup } = await redisStore(variant === 'node-redis-pipelined');
       return { port: await listen(createServer(nodeHandler(receiver(store)))), cleanup };
     }
     case 'node-hand':
