@@ -36,13 +36,13 @@ const HEX_VALUES = new Int8Array(128).fill(-1);
 for (let digit = 0; digit < 16; digit++) HEX_VALUES['0123456789abcdef'.charCodeAt(digit)] = digit;
 
 /**
- * Decode `sha256=<64 lowercase hex>` into the 32 digest bytes, or `undefined` for anything else.
- * Length is checked first so an 8 KiB header costs nothing; uppercase hex is refused because the
- * service documents lowercase and accepting both would give one digest two spellings.
+ * Decode `sha256=<64 lowercase hex>` into the 32 digest bytes (into `digest`, a fresh array unless
+ * given), or `undefined` for anything else. Length is checked first so an 8 KiB header costs nothing;
+ * uppercase hex is refused because the service documents lowercase and accepting both would give one
+ * digest two spellings.
  */
-export function parseSignatureHeader(header: string): Uint8Array | undefined {
+function parseSignatureHeader(header: string, digest = new Uint8Array(32)): Uint8Array | undefined {
   if (header.length !== HEADER_LENGTH || !header.startsWith(PREFIX)) return undefined;
-  const digest = new Uint8Array(32);
   // Any invalid character makes `invalid` negative; the loop does not branch per character.
   let invalid = 0;
   for (let i = 0, at = PREFIX.length; i < 32; i++, at += 2) {
@@ -109,9 +109,11 @@ export function createVerifier(secrets: readonly string[]): Verifier {
 
 function createNodeVerifier(secrets: readonly string[], crypto: NonNullable<typeof nodeCrypto>): Verifier {
   const keys = secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+  // Reused by every call: this verifier decodes, compares and is done within one synchronous call.
+  const digestBytes = new Uint8Array(32);
   return (body, header) => {
     if (header === undefined) return MISSING;
-    const expected = parseSignatureHeader(header);
+    const expected = parseSignatureHeader(header, digestBytes);
     if (!expected) return INVALID;
     // Every secret is tried, so the time taken does not reveal which one matched.
     let found = -1;
