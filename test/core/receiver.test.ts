@@ -218,17 +218,33 @@ describe('handle() input', () => {
     expect(twice.status).toBe(401);
   });
 
-  test('an ArrayBuffer body and a body with a byte order mark are verified as received', async () => {
-    const webhooks = createWebhooks({ secret });
-    webhooks.onAny(() => {});
-    const bytes = new TextEncoder().encode(`\uFEFF${JSON.stringify(createTestEvent('user.created'))}`);
-    expect(bytes[0]).toBe(0xef);
-    const response = await webhooks.handle({
-      body: bytes.buffer,
-      headers: { 'x-service-signature': signPayload(bytes, secret) },
-    });
-    expect(response.status).toBe(200);
-  });
+  // Buffers are decoded by Buffer#toString, other bytes by TextDecoder: both must agree, BOM included.
+  const bodyKinds: [string, (bytes: Uint8Array) => Uint8Array | ArrayBuffer | string][] = [
+    ['Buffer', (bytes) => Buffer.from(bytes)],
+    ['Uint8Array', (bytes) => bytes],
+    ['ArrayBuffer', (bytes) => bytes.slice().buffer],
+    ['string', (bytes) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)],
+  ];
+  test.each(bodyKinds)(
+    'a %s body with a byte order mark is verified as received; one BOM is dropped, not two',
+    async (_kind, toBody) => {
+      const webhooks = createWebhooks({ secret });
+      webhooks.onAny(() => {});
+      const json = JSON.stringify(createTestEvent('user.created'));
+      const once = new TextEncoder().encode(`\uFEFF${json}`);
+      expect(once[0]).toBe(0xef);
+      const twice = new TextEncoder().encode(`\uFEFF\uFEFF${json}`);
+      const deliver = (bytes: Uint8Array) =>
+        webhooks.handle({
+          body: toBody(bytes),
+          headers: { 'x-service-signature': signPayload(bytes, secret) },
+        });
+      expect((await deliver(once)).status).toBe(200);
+      const refused = await deliver(twice);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.body).error.code).toBe('invalid_request');
+    },
+  );
 
   test('a parsed object instead of raw bytes: 500 raw_body_unavailable, reported with the fix', async () => {
     const webhooks = createWebhooks({ secret });
