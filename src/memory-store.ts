@@ -14,7 +14,7 @@ export interface MemoryStoreOptions {
   /**
    * How many handled event ids are remembered at most. When full, the oldest handled ids are forgotten
    * first, which shortens the replay window below `dedupTtlSeconds`: size it above the number of events
-   * you receive per `dedupTtlSeconds` (about 160 bytes each).
+   * you receive per `dedupTtlSeconds` (about 120 bytes each).
    * @default 100_000
    */
   maxEvents?: number;
