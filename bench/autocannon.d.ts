@@ -36,6 +36,14 @@ declare module 'autocannon' {
     non2xx: number;
     '2xx': number;
   }
-  function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
+  /** The running load: a promise of the result that also reports each response as it comes. */
+  interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+    /** `ms` is the response time measured with hrtime, in (fractional) milliseconds. */
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, bytes: number, ms: number) => void,
+    ): this;
+  }
+  function autocannon(options: AutocannonOptions): AutocannonInstance;
   export default autocannon;
 }

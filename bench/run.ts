@@ -87,7 +87,7 @@ const rps = (group: HttpGroupResult, variant: VariantName) => {
 };
 const latency = (group: HttpGroupResult, variant: VariantName) => {
   const entry = group[variant];
-  return entry ? `p50 ${median(entry.p50)} ms / p99 ${median(entry.p99)} ms` : '';
+  return entry ? `p50 ${median(entry.p50).toFixed(2)} ms / p99 ${median(entry.p99).toFixed(2)} ms` : '';
 };
 
 function check(ratio: number, target: number, atLeast: boolean): boolean | undefined {
@@ -349,7 +349,7 @@ from other processes on the machine cancels out as far as it can. Absolute numbe
   .map(([name, v]) => `${name} ${v}`)
   .join(', ')}
 - Measured: the built package (\`${environment.resolved.replace(`file://${root}`, '')}\`, ${buildState})
-- Core: ${core.sizes[0]?.rounds ?? 0} rounds per size, distinct event ids per delivery, pre-signed; HTTP: ${HTTP_ROUNDS} rounds, each a fresh server process per variant and ${HTTP_SECONDS} s of load per variant in ${HTTP_SLICES} slices alternating between the variants, ${CONNECTIONS} connections, ${formatBytes(HTTP_BODY_BYTES)} bodies, every request a distinct signed event${pinned ? ', server and load generator pinned to separate cores' : ''}
+- Core: ${core.sizes[0]?.rounds ?? 0} rounds per size, distinct event ids per delivery, pre-signed; HTTP: ${HTTP_ROUNDS} rounds, each a fresh server process per variant and ${HTTP_SECONDS} s of load per variant in ${HTTP_SLICES} slices alternating between the variants, ${CONNECTIONS} connections, ${formatBytes(HTTP_BODY_BYTES)} bodies, every request a distinct signed event, latency percentiles taken from every 2xx response's own time (autocannon measures it to the microsecond; its summary rounds to whole milliseconds)${pinned ? ', server and load generator pinned to separate cores' : ''}
 
 ${rendered}
 
