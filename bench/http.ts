@@ -253,6 +253,12 @@ export interface HttpVariantResult {
   readonly p99: number[];
   /** The server's own CPU time per request answered (µs): steadier than req/s on a shared machine. */
   readonly cpu: number[];
+  /**
+   * How busy the load generator's core was while it loaded this variant (CPU time over load time).
+   * Near 1, the load generator rather than the receiver sets the pace: req/s ratios are squeezed
+   * towards 1×, and the server CPU per request is the figure that still tells the variants apart.
+   */
+  readonly loadgen: number[];
   failures: number;
 }
 
@@ -296,17 +302,27 @@ export async function runGroup(
         await load(server.port, pool, { connections: CONNECTIONS, duration: WARMUP });
       const totals = new Map<
         VariantName,
-        { requests: number; cpu: number; p50: number[]; p99: number[]; failures: number }
+        {
+          requests: number;
+          cpu: number;
+          loadgen: number;
+          p50: number[];
+          p99: number[];
+          failures: number;
+        }
       >();
       for (let index = 0; index < HTTP_SLICES; index++) {
         for (const variant of rotated([...servers.keys()], round * HTTP_SLICES + index)) {
           const server = servers.get(variant)!;
           server.mark();
+          const loadgenBefore = process.cpuUsage();
           const run = await load(server.port, pool, { connections: CONNECTIONS, duration: slice });
+          const loadgen = process.cpuUsage(loadgenBefore);
           const { cpuMicros } = await server.report();
           const total = totals.get(variant) ?? {
             requests: 0,
             cpu: 0,
+            loadgen: 0,
             p50: [],
             p99: [],
             failures: 0,
@@ -314,13 +330,14 @@ export async function runGroup(
           totals.set(variant, total);
           total.requests += run.total;
           total.cpu += cpuMicros;
+          total.loadgen += loadgen.user + loadgen.system;
           total.p50.push(run.p50);
           total.p99.push(run.p99);
           total.failures += run.non2xx + run.errors;
         }
       }
       for (const [variant, total] of totals) {
-        const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], failures: 0 };
+        const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], loadgen: [], failures: 0 };
         results[variant] = entry;
         // Every slice lasts the same fixed time, so a round's load time is HTTP_SECONDS per variant.
         const rps = total.requests / HTTP_SECONDS;
@@ -329,6 +346,7 @@ export async function runGroup(
         entry.p50.push(median(total.p50));
         entry.p99.push(median(total.p99));
         entry.cpu.push(cpu);
+        entry.loadgen.push(total.loadgen / (HTTP_SECONDS * 1e6));
         entry.failures += total.failures;
         log(
           `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${median(total.p50).toFixed(2)} ms, p99 ${median(total.p99).toFixed(2)} ms, server CPU ${cpu.toFixed(1)} µs/req${total.failures > 0 ? `, ${total.failures} failed` : ''}`,

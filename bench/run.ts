@@ -85,6 +85,10 @@ const rps = (group: HttpGroupResult, variant: VariantName) => {
   const values = group[variant]?.rps;
   return values ? `${Math.round(median(values)).toLocaleString('en-US')} req/s` : 'not run';
 };
+const busy = (group: HttpGroupResult, variant: VariantName) => {
+  const values = group[variant]?.loadgen;
+  return values ? `${Math.round(median(values) * 100)}%` : 'n/a';
+};
 const latency = (group: HttpGroupResult, variant: VariantName) => {
   const entry = group[variant];
   return entry ? `p50 ${median(entry.p50).toFixed(2)} ms / p99 ${median(entry.p99).toFixed(2)} ms` : '';
@@ -149,7 +153,7 @@ function httpRows(
       value: x(roundRatio(group, a, b, 'rps')),
       target: `≥ ${target.toFixed(2)}×`,
       met: check(roundRatio(group, a, b, 'rps'), target, true),
-      context: `${a} ${rps(group, a)}, ${b} ${rps(group, b)}`,
+      context: `${a} ${rps(group, a)}, ${b} ${rps(group, b)}; load generator busy ${busy(group, a)} / ${busy(group, b)}`,
     },
   ];
   const cpu = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => {
@@ -363,6 +367,10 @@ ${rendered}
 - **core**: \`handle()\` with the default MemoryStore and one no-op handler (claim, run, complete).
 - **octokit**: \`@octokit/webhooks\` \`verifyAndReceive\` / \`createNodeMiddleware\`, the same bytes and the
   same \`sha256=\` scheme under GitHub's header names.
+- HTTP: req/s is what the targets name, but the load generator (autocannon, one process on the
+  other core) is itself close to saturated when the receivers are fast: the \`load generator busy\`
+  figure in the req/s rows says how close. Near 100% it sets the pace for every variant and squeezes
+  the req/s ratios towards 1×; the server CPU per request rows still tell the variants apart then.
 - Big bodies: above a post-GC baseline, what is alive while a handler runs (after a full GC inside
   it; the median over deliveries), which the targets use, and in a separate run the high-water marks
   (sampled every 2 ms), which include garbage not yet collected and so swing with the collector's
