@@ -6,7 +6,7 @@
  */
 import { Webhooks as OctokitWebhooks } from '@octokit/webhooks';
 import * as lib from 'service-webhooks';
-import { floorPipeline, floorVerifyAndParse, type Headers } from './floor.js';
+import { floorPipeline, floorVerifyAndParse, type Headers, handWrittenDedup } from './floor.js';
 import { type Delivery, deliveries, EVENT_TYPE, median, QUICK, rotated, SECRET, SIZES } from './shared.js';
 
 type Library = typeof lib;
@@ -90,6 +90,10 @@ export interface CoreSizeResult {
   readonly coreOverPipeline: number;
   readonly coreOverFloor: number;
   readonly octokitOverCore: number;
+  /** octokit with the dedup a user adds to it by hand (the same work as the core) / core. */
+  readonly octokitDedupOverCore: number;
+  /** octokit alone / floor pipeline: whether bare octokit is cheaper than even the hand-written floor. */
+  readonly octokitOverPipeline: number;
   readonly rounds: number;
   readonly pool: number;
 }
@@ -169,6 +173,19 @@ export async function runCore(log: (line: string) => void): Promise<CoreResults>
               signature: d.signature,
             }),
         ),
+        // octokit does not deduplicate: its users add it in the handler, after verification.
+        octokitDedup: timed(() => {
+          const isNew = handWrittenDedup();
+          const withDedup = new OctokitWebhooks({ secret: SECRET });
+          withDedup.on('push', (event) => (isNew(event.id) ? noop() : undefined));
+          return (d) =>
+            withDedup.verifyAndReceive({
+              id: d.id,
+              name: 'push',
+              payload: d.body.toString('utf8'),
+              signature: d.signature,
+            });
+        }),
       },
       pool,
       rounds,
@@ -179,6 +196,8 @@ export async function runCore(log: (line: string) => void): Promise<CoreResults>
       coreOverPipeline: ratios(samples, 'core', 'pipeline'),
       coreOverFloor: ratios(samples, 'core', 'floor'),
       octokitOverCore: ratios(samples, 'octokit', 'core'),
+      octokitDedupOverCore: ratios(samples, 'octokitDedup', 'core'),
+      octokitOverPipeline: ratios(samples, 'octokit', 'pipeline'),
       rounds,
       pool: count,
     };

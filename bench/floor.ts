@@ -23,11 +23,24 @@ export function floorVerifyAndParse(body: Buffer, header: string | string[] | un
 export type Handler = (event: unknown) => Promise<void>;
 
 /**
+ * The dedup a user adds by hand: lru-cache of handled ids, bounded like the MemoryStore, with a day's
+ * TTL. Answers whether `id` is new, and remembers it.
+ */
+export function handWrittenDedup(): (id: string) => boolean {
+  const seen = new LRUCache<string, true>({ max: 100_000, ttl: 86_400_000 });
+  return (id) => {
+    if (seen.has(id)) return false;
+    seen.set(id, true);
+    return true;
+  };
+}
+
+/**
  * The floor pipeline: verify, parse, dedup with lru-cache, dispatch by type; answers a status. It
  * has no size limit, no envelope or age check, no lease and no deadlines: it is the floor, not a peer.
  */
 export function floorPipeline(handlers: ReadonlyMap<string, Handler>) {
-  const seen = new LRUCache<string, true>({ max: 100_000, ttl: 86_400_000 });
+  const isNew = handWrittenDedup();
   return async (body: Buffer, headers: Headers): Promise<number> => {
     let event: { id: string; type: string } | undefined;
     try {
@@ -36,8 +49,7 @@ export function floorPipeline(handlers: ReadonlyMap<string, Handler>) {
       return 400;
     }
     if (event === undefined) return 401;
-    if (seen.has(event.id)) return 200;
-    seen.set(event.id, true);
+    if (!isNew(event.id)) return 200;
     const handler = handlers.get(event.type);
     if (handler) await handler(event);
     return 200;

@@ -1,7 +1,8 @@
 /**
- * Sections 2 to 4 over loopback HTTP: the receiver runs in a forked process (server.ts), autocannon
- * runs here, each pinned to its own core where `taskset` exists. Every request carries a distinct
- * event id and a valid signature (pre-signed; signed on the fly only if a run outgrows the pool).
+ * Sections 2 to 4 over loopback HTTP: the receiver runs in a forked process (server.ts), the load
+ * generator (wrk where installed, see wrk.ts, else autocannon in this process) on the other core, each
+ * pinned to its own core where `taskset` exists. Every request carries a distinct event id and a valid
+ * signature (pre-signed; autocannon signs on the fly only if a run outgrows its pool).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -161,6 +162,15 @@ export class DeliveryPool {
     this.#next = 0;
   }
 
+  /** The next delivery `take()` hands out; settable, to go on where a receiver left off. */
+  get position(): number {
+    return this.#next;
+  }
+
+  set position(n: number) {
+    this.#next = n;
+  }
+
   take(): { body: string; headers: Record<string, string> } {
     const n = this.#next++;
     const body = this.#body(n);
@@ -185,12 +195,26 @@ export class DeliveryPool {
 }
 
 export interface LoadResult {
-  readonly rps: number;
+  /** Responses received. */
+  readonly total: number;
+  /** How long the load ran, measured. */
+  readonly seconds: number;
+  /** Latency percentiles in milliseconds, to the microsecond. */
   readonly p50: number;
   readonly p99: number;
   readonly non2xx: number;
   readonly errors: number;
-  readonly total: number;
+  /** The load generator's own CPU time over the run (µs): how close it came to setting the pace. */
+  readonly loadCpuMicros: number;
+}
+
+/** What drives a receiver process in the HTTP groups: wrk (wrk.ts) or autocannon. */
+export interface LoadGenerator {
+  /** Name and version, printed with the results. */
+  readonly name: string;
+  /** Load `server` for `seconds` with distinct deliveries it has never been sent. */
+  run(server: RunningServer, connections: number, seconds: number): Promise<LoadResult>;
+  close(): void;
 }
 
 /**
@@ -235,16 +259,46 @@ export async function load(
   run.on('response', (_client, status, _bytes, ms) => {
     if (status >= 200 && status < 300) latencies.add(ms);
   });
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
   const result = await run;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
   const [p50, p99] = latencies.quantiles(0.5, 0.99);
   return {
-    rps: result.requests.average,
+    total: result.requests.total,
+    seconds,
     p50: p50!,
     p99: p99!,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    total: result.requests.total,
+    loadCpuMicros: cpu.user + cpu.system,
   };
+}
+
+/**
+ * autocannon in this process, the fallback where wrk is not installed. It costs about 65 µs of CPU per
+ * request, so fast receivers saturate it; the req/s rows then say so through the load generator's load.
+ */
+export class AutocannonLoad implements LoadGenerator {
+  readonly name: string;
+  readonly #pool: DeliveryPool;
+  /** The next unsent delivery per receiver process: none is ever sent the same delivery twice. */
+  readonly #next = new WeakMap<RunningServer, number>();
+
+  constructor(version: string, pool: DeliveryPool) {
+    this.name = `autocannon ${version}`;
+    this.#pool = pool;
+  }
+
+  async run(server: RunningServer, connections: number, seconds: number): Promise<LoadResult> {
+    this.#pool.position = this.#next.get(server) ?? 0;
+    const result = await load(server.port, this.#pool, { connections, duration: seconds });
+    this.#next.set(server, this.#pool.position);
+    return result;
+  }
+
+  close(): void {}
 }
 
 export interface HttpVariantResult {
@@ -264,10 +318,13 @@ export interface HttpVariantResult {
 
 export type HttpGroupResult = Partial<Record<VariantName, HttpVariantResult>>;
 
-/** Seconds of load per variant per round, cut into slices that alternate between the variants. */
+/**
+ * Seconds of load per variant per round, cut into slices that alternate between the variants. Whole
+ * seconds throughout: wrk takes no fractions.
+ */
 export const HTTP_SECONDS = QUICK ? 2 : 6;
 export const HTTP_SLICES = QUICK ? 2 : 6;
-const WARMUP = QUICK ? 0.5 : 1.5;
+const WARMUP = QUICK ? 1 : 2;
 export const HTTP_ROUNDS = QUICK ? 2 : 5;
 export const CONNECTIONS = 50;
 
@@ -281,14 +338,12 @@ export const CONNECTIONS = 50;
  */
 export async function runGroup(
   variants: readonly VariantName[],
-  pool: DeliveryPool,
+  generator: LoadGenerator,
   log: (line: string) => void,
 ): Promise<HttpGroupResult> {
   const results: HttpGroupResult = {};
   const slice = HTTP_SECONDS / HTTP_SLICES;
   for (let round = 0; round < HTTP_ROUNDS; round++) {
-    // One pool run per round: every server sees distinct event ids, never another's or its own twice.
-    pool.rewind();
     const servers = new Map<VariantName, RunningServer>();
     try {
       for (const variant of variants) {
@@ -298,12 +353,12 @@ export async function runGroup(
           log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
         }
       }
-      for (const [, server] of servers)
-        await load(server.port, pool, { connections: CONNECTIONS, duration: WARMUP });
+      for (const [, server] of servers) await generator.run(server, CONNECTIONS, WARMUP);
       const totals = new Map<
         VariantName,
         {
           requests: number;
+          seconds: number;
           cpu: number;
           loadgen: number;
           p50: number[];
@@ -315,12 +370,11 @@ export async function runGroup(
         for (const variant of rotated([...servers.keys()], round * HTTP_SLICES + index)) {
           const server = servers.get(variant)!;
           server.mark();
-          const loadgenBefore = process.cpuUsage();
-          const run = await load(server.port, pool, { connections: CONNECTIONS, duration: slice });
-          const loadgen = process.cpuUsage(loadgenBefore);
+          const run = await generator.run(server, CONNECTIONS, slice);
           const { cpuMicros } = await server.report();
           const total = totals.get(variant) ?? {
             requests: 0,
+            seconds: 0,
             cpu: 0,
             loadgen: 0,
             p50: [],
@@ -329,8 +383,9 @@ export async function runGroup(
           };
           totals.set(variant, total);
           total.requests += run.total;
+          total.seconds += run.seconds;
           total.cpu += cpuMicros;
-          total.loadgen += loadgen.user + loadgen.system;
+          total.loadgen += run.loadCpuMicros;
           total.p50.push(run.p50);
           total.p99.push(run.p99);
           total.failures += run.non2xx + run.errors;
@@ -339,17 +394,16 @@ export async function runGroup(
       for (const [variant, total] of totals) {
         const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], loadgen: [], failures: 0 };
         results[variant] = entry;
-        // Every slice lasts the same fixed time, so a round's load time is HTTP_SECONDS per variant.
-        const rps = total.requests / HTTP_SECONDS;
+        const rps = total.requests / total.seconds;
         const cpu = total.cpu / Math.max(1, total.requests);
         entry.rps.push(rps);
         entry.p50.push(median(total.p50));
         entry.p99.push(median(total.p99));
         entry.cpu.push(cpu);
-        entry.loadgen.push(total.loadgen / (HTTP_SECONDS * 1e6));
+        entry.loadgen.push(total.loadgen / (total.seconds * 1e6));
         entry.failures += total.failures;
         log(
-          `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${median(total.p50).toFixed(2)} ms, p99 ${median(total.p99).toFixed(2)} ms, server CPU ${cpu.toFixed(1)} µs/req${total.failures > 0 ? `, ${total.failures} failed` : ''}`,
+          `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${median(total.p50).toFixed(2)} ms, p99 ${median(total.p99).toFixed(2)} ms, server CPU ${cpu.toFixed(1)} µs/req, load generator ${Math.round((total.loadgen / (total.seconds * 1e6)) * 100)}%${total.failures > 0 ? `, ${total.failures} failed` : ''}`,
         );
       }
     } finally {
@@ -373,9 +427,9 @@ export function roundRatio(
   return median(as.slice(0, n).map((value, i) => value / bs[i]!));
 }
 
-export function poolSize(): number {
-  // Enough distinct deliveries for one round of a three-variant group at about the reference ~45k req/s.
-  return Math.ceil(3 * (WARMUP + HTTP_SECONDS) * (QUICK ? 40_000 : 50_000));
+/** Distinct deliveries one receiver process may need over a round: its load time at up to 50k req/s. */
+export function deliveriesPerReceiver(): number {
+  return (WARMUP + HTTP_SECONDS) * 50_000;
 }
 
 export { HTTP_BODY_BYTES };
