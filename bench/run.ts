@@ -368,6 +368,14 @@ const rows = [
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 const rendered = table(rows);
 log(`\n${rendered}\n`);
+// A failed request (non-2xx, a socket error, a delivery sent twice) means a variant did less work
+// than its peers, so its figures may not be compared as they stand.
+const failed = [node, expressGroup, fastifyGroup, stores]
+  .flatMap((group) => Object.entries(group))
+  .filter(([, result]) => result.failures > 0)
+  .map(([variant, result]) => `${variant} ${result.failures.toLocaleString('en-US')}`);
+const failures = failed.length === 0 ? 'none' : `**${failed.join(', ')}**`;
+log(`failed HTTP requests: ${failures}`);
 const met = rows.filter((row) => row.met === true).length;
 const missed = rows.filter((row) => row.met === false).length;
 log(`${met} targets met, ${missed} missed; ${minutes} min.`);
@@ -388,7 +396,7 @@ from other processes on the machine cancels out as far as it can. Absolute numbe
 
 ${rendered}
 
-**${met} targets met, ${missed} missed.**
+**${met} targets met, ${missed} missed.** Failed HTTP requests (non-2xx, socket errors, deliveries sent twice): ${failures}.
 
 ## What is compared
 
@@ -403,8 +411,9 @@ ${rendered}
 - HTTP: the load generator runs on the other core. wrk (Debian's \`wrk\`, used when installed) sends
   each request from a file of pre-signed deliveries for about 25 µs of CPU, so it stays well short of
   its core and the receivers set the pace. autocannon, the fallback, spends about 65 µs per request
-  and saturates its core when receivers are fast, squeezing the req/s ratios towards 1×. The \`load generator busy\` figure in every req/s
-  row says how close it came; near 100%, read the server CPU per request rows instead.
+  and saturates its core when receivers are fast, squeezing the req/s ratios towards 1×. The
+  \`load generator busy\` figure in every req/s row says how close it came; near 100%, read the
+  server CPU per request rows instead.
 - Big bodies: above a post-GC baseline, what is alive while a handler runs (after a full GC inside
   it; the median over deliveries), which the targets use, and in a separate run the high-water marks
   (sampled every 2 ms), which include garbage not yet collected and so swing with the collector's
