@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { ConfigurationError, StoreUnavailableError } from './errors.js';
+import { LeaseTable } from './lease-table.js';
 import type { ClaimResult, CompleteResult, IdempotencyStore } from './types.js';
 
 /**
@@ -58,11 +59,6 @@ export function syncCalls(store: IdempotencyStore): SyncCalls | undefined {
     : undefined;
 }
 
-interface Lease {
-  readonly token: string;
-  readonly expiresAt: number;
-}
-
 /**
  * The default store: remembers event ids in this process's memory, bounded, with TTLs and leases. Use
  * it for a single process; with several processes or machines each would remember only its own
@@ -77,7 +73,7 @@ interface Lease {
  */
 export class MemoryStore implements IdempotencyStore {
   // Two structures so that in-progress claims can never be evicted by the completed records' bound.
-  readonly #leases = new Map<string, Lease>();
+  readonly #leases = new LeaseTable();
   /**
    * Handled event ids and when each stops counting (the clock's milliseconds, rounded up). The expiry
    * is the value rather than a TTL given to lru-cache: its TTL bookkeeping (two typed arrays sized for
@@ -137,7 +133,7 @@ export class MemoryStore implements IdempotencyStore {
       const handledUntil = this.#completed.peek(eventId, this.#peekOptions);
       if (handledUntil !== undefined && handledUntil >= now) return 'completed';
       if (this.#leases.size >= this.#maxInProgress) {
-        this.#dropExpiredLeases(now);
+        this.#leases.dropExpired(now);
         if (this.#leases.size >= this.#maxInProgress) {
           throw new StoreUnavailableError(
             `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
@@ -165,11 +161,5 @@ export class MemoryStore implements IdempotencyStore {
   /** How many event ids are remembered as handled (expired ones may still count until touched). */
   get size(): number {
     return this.#completed.size;
-  }
-
-  #dropExpiredLeases(now: number): void {
-    for (const [eventId, lease] of this.#leases) {
-      if (lease.expiresAt <= now) this.#leases.delete(eventId);
-    }
   }
 }
