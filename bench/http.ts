@@ -7,6 +7,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { LatencyHistogram } from './latency-histogram.js';
 import type { MemoryPeak, ParentMessage, ServerMessage, VariantName } from './server.js';
 import {
   type BodyTemplate,
@@ -77,8 +78,11 @@ async function startServerOnce(
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
+  // BENCH_NODE_ARGS adds flags to every receiver process, e.g. `--trace-gc` (NODE_OPTIONS refuses it).
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const args = [
     ...profile,
+    ...nodeArgs,
     '--import',
     'tsx',
     ...(exposeGc ? ['--expose-gc'] : []),
@@ -192,9 +196,8 @@ export interface LoadResult {
   readonly total: number;
   /** How long the load ran, measured. */
   readonly seconds: number;
-  /** Latency percentiles in milliseconds, to the microsecond. */
-  readonly p50: number;
-  readonly p99: number;
+  /** Response times of the 2xx answers, to the microsecond. */
+  readonly latency: LatencyHistogram;
   readonly non2xx: number;
   readonly errors: number;
   /** The load generator's own CPU time over the run (µs): how close it came to setting the pace. */
@@ -210,37 +213,14 @@ export interface LoadGenerator {
   close(): void;
 }
 
-/**
- * Response times of one load run, in milliseconds as autocannon measures them (hrtime, µs precision).
- * autocannon's own percentiles come from a histogram of whole milliseconds, too coarse for a 1.1×
- * target at a p99 of a few milliseconds (7 against 8 ms is already 1.14×).
- */
-class LatencySamples {
-  #values = new Float64Array(1 << 16);
-  #count = 0;
-
-  add(ms: number): void {
-    if (this.#count === this.#values.length) {
-      const grown = new Float64Array(this.#values.length * 2);
-      grown.set(this.#values);
-      this.#values = grown;
-    }
-    this.#values[this.#count++] = ms;
-  }
-
-  /** The nearest-rank quantile `q` (0 < q ≤ 1), or NaN without samples. */
-  quantiles(...qs: number[]): number[] {
-    const sorted = this.#values.subarray(0, this.#count).sort();
-    return qs.map((q) => (this.#count === 0 ? Number.NaN : sorted[Math.ceil(q * this.#count) - 1]!));
-  }
-}
-
 export async function load(
   port: number,
   pool: DeliveryPool,
   options: { connections: number; duration?: number; amount?: number },
 ): Promise<LoadResult> {
-  const latencies = new LatencySamples();
+  // autocannon's own percentiles come from a histogram of whole milliseconds, too coarse for a 1.1×
+  // target at a p99 of a few milliseconds (7 against 8 ms is already 1.14×); its events give µs.
+  const latency = new LatencyHistogram();
   const run = autocannon({
     url: `http://127.0.0.1:${port}${PATH}`,
     connections: options.connections,
@@ -250,19 +230,17 @@ export async function load(
   });
   // As autocannon's own latency figures, only answered 2xx requests count.
   run.on('response', (_client, status, _bytes, ms) => {
-    if (status >= 200 && status < 300) latencies.add(ms);
+    if (status >= 200 && status < 300) latency.add(ms * 1000);
   });
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const result = await run;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
-  const [p50, p99] = latencies.quantiles(0.5, 0.99);
   return {
     total: result.requests.total,
     seconds,
-    p50: p50!,
-    p99: p99!,
+    latency,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     loadCpuMicros: cpu.user + cpu.system,
@@ -296,8 +274,8 @@ export class AutocannonLoad implements LoadGenerator {
 
 export interface HttpVariantResult {
   readonly rps: number[];
-  readonly p50: number[];
-  readonly p99: number[];
+  /** Every 2xx response time of every round, pooled: the p50/p99 rows' source (see latencyRatio). */
+  readonly latency: LatencyHistogram;
   /** The server's own CPU time per request answered (µs): steadier than req/s on a shared machine. */
   readonly cpu: number[];
   /**
@@ -327,7 +305,7 @@ export const CONNECTIONS = 50;
  * variants compared are measured within seconds of each other: on these shared machines the load from
  * elsewhere drifts over tens of seconds, and back-to-back whole runs picked that drift up as a
  * difference between variants. A round's figure per variant is its requests over its seconds (req/s),
- * its CPU over its requests, and the median of its slices' latency percentiles.
+ * its CPU over its requests; its response times join the variant's histogram over all rounds.
  */
 export async function runGroup(
   variants: readonly VariantName[],
@@ -354,8 +332,7 @@ export async function runGroup(
           seconds: number;
           cpu: number;
           loadgen: number;
-          p50: number[];
-          p99: number[];
+          latency: LatencyHistogram;
           failures: number;
         }
       >();
@@ -370,8 +347,7 @@ export async function runGroup(
             seconds: 0,
             cpu: 0,
             loadgen: 0,
-            p50: [],
-            p99: [],
+            latency: new LatencyHistogram(),
             failures: 0,
           };
           totals.set(variant, total);
@@ -379,25 +355,30 @@ export async function runGroup(
           total.seconds += run.seconds;
           total.cpu += cpuMicros;
           total.loadgen += run.loadCpuMicros;
-          total.p50.push(run.p50);
-          total.p99.push(run.p99);
+          total.latency.merge(run.latency);
           total.failures += run.non2xx + run.errors;
         }
       }
       for (const [variant, total] of totals) {
-        const entry = results[variant] ?? { rps: [], p50: [], p99: [], cpu: [], loadgen: [], failures: 0 };
+        const entry = results[variant] ?? {
+          rps: [],
+          latency: new LatencyHistogram(),
+          cpu: [],
+          loadgen: [],
+          failures: 0,
+        };
         results[variant] = entry;
         const rps = total.requests / total.seconds;
         const cpu = total.cpu / Math.max(1, total.requests);
         entry.rps.push(rps);
-        entry.p50.push(median(total.p50));
-        entry.p99.push(median(total.p99));
+        const [p50, p99] = total.latency.quantiles(0.5, 0.99) as [number, number];
+        entry.latency.merge(total.latency);
         const busy = total.loadgen / (total.seconds * 1e6);
         entry.cpu.push(cpu);
         entry.loadgen.push(busy);
         entry.failures += total.failures;
         log(
-          `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${median(total.p50).toFixed(2)} ms, p99 ${median(total.p99).toFixed(2)} ms, server CPU ${cpu.toFixed(1)} µs/req, load generator ${Math.round(busy * 100)}%${total.failures > 0 ? `, ${total.failures} failed` : ''}`,
+          `  round ${round + 1} ${variant}: ${Math.round(rps)} req/s, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, server CPU ${cpu.toFixed(1)} µs/req, load generator ${Math.round(busy * 100)}%${total.failures > 0 ? `, ${total.failures} failed` : ''}`,
         );
       }
     } finally {
@@ -412,13 +393,27 @@ export function roundRatio(
   group: HttpGroupResult,
   a: VariantName,
   b: VariantName,
-  metric: 'rps' | 'p99' | 'p50' | 'cpu',
+  metric: 'rps' | 'cpu',
 ): number {
   const as = group[a]?.[metric];
   const bs = group[b]?.[metric];
   if (!as || !bs) return Number.NaN;
   const n = Math.min(as.length, bs.length);
   return median(as.slice(0, n).map((value, i) => value / bs[i]!));
+}
+
+/**
+ * The latency quantile `q` of `a` over that of `b`, each over every response of every round. Unlike
+ * req/s, a tail is not taken per round: a p99 lives on the few slowest responses, which on these VMs
+ * come mostly from stalls outside the receiver (wrk against a bare node:http "hello" server shows a p99
+ * of 5-95 ms with p50 at 2 ms), so one round holds too few of them for a stable ratio. The slices
+ * still alternate, so both variants met the same stalls.
+ */
+export function latencyRatio(group: HttpGroupResult, a: VariantName, b: VariantName, q: number): number {
+  const as = group[a]?.latency;
+  const bs = group[b]?.latency;
+  if (!as || !bs) return Number.NaN;
+  return as.quantiles(q)[0]! / bs.quantiles(q)[0]!;
 }
 
 /** Distinct deliveries one receiver process may need over a round: its load time at up to 50k req/s. */

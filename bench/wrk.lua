@@ -48,9 +48,17 @@ function done(summary, latency)
   local errors = summary.errors
   -- os.clock() is this process's CPU time (all threads): how busy the load generator was.
   io.write(string.format(
-    'BENCH_RESULT {"requests":%d,"durationMicros":%d,"p50Micros":%d,"p99Micros":%d,'
-      .. '"non2xx":%d,"errors":%d,"sent":%d,"repeated":%d,"cpuMicros":%d}\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    errors.status, errors.connect + errors.read + errors.write + errors.timeout,
+    'BENCH_RESULT {"requests":%d,"durationMicros":%d,"non2xx":%d,"errors":%d,"sent":%d,"repeated":%d,'
+      .. '"cpuMicros":%d}\n',
+    summary.requests, summary.duration, errors.status,
+    errors.connect + errors.read + errors.write + errors.timeout,
     sent, reused, math.floor(os.clock() * 1e6)))
+  -- The whole latency histogram (µs:count per distinct value), so the bench can pool the runs of a
+  -- round into one distribution instead of combining per-run percentiles.
+  local counts = {}
+  for i = 1, #latency do
+    local micros, count = latency(i)
+    counts[i] = string.format("%d:%d", micros, count)
+  end
+  io.write("BENCH_LATENCY ", table.concat(counts, " "), "\n")
 end

@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { LoadGenerator, LoadResult, RunningServer } from './http.js';
+import { LatencyHistogram } from './latency-histogram.js';
 import { bodyTemplate, bodyText, eventId, PATH, runNonce, sign } from './shared.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -69,8 +70,6 @@ class RequestFile {
 interface WrkReport {
   readonly requests: number;
   readonly durationMicros: number;
-  readonly p50Micros: number;
-  readonly p99Micros: number;
   readonly non2xx: number;
   readonly errors: number;
   readonly sent: number;
@@ -120,15 +119,22 @@ export class WrkLoad implements LoadGenerator {
         code === 0 ? resolve(stdout) : reject(new Error(`wrk exited with ${code}: ${stderr || stdout}`)),
       );
     });
-    const line = output.split('\n').find((text) => text.startsWith('BENCH_RESULT '));
-    if (!line) throw new Error(`wrk printed no result:\n${output}`);
+    const lines = output.split('\n');
+    const line = lines.find((text) => text.startsWith('BENCH_RESULT '));
+    const histogram = lines.find((text) => text.startsWith('BENCH_LATENCY'));
+    if (!line || histogram === undefined) throw new Error(`wrk printed no result:\n${output}`);
     const report = JSON.parse(line.slice('BENCH_RESULT '.length)) as WrkReport;
+    const latency = new LatencyHistogram();
+    for (const pair of histogram.slice('BENCH_LATENCY'.length).trim().split(' ')) {
+      if (pair === '') continue;
+      const [micros, count] = pair.split(':');
+      latency.add(Number(micros), Number(count));
+    }
     this.#next.set(server, first + report.sent);
     return {
       total: report.requests,
       seconds: report.durationMicros / 1e6,
-      p50: report.p50Micros / 1000,
-      p99: report.p99Micros / 1000,
+      latency,
       non2xx: report.non2xx,
       // A repeated delivery is answered from the dedup store: a cheaper request, so a failed run.
       errors: report.errors + report.repeated,
