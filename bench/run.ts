@@ -100,10 +100,15 @@ const latency = (group: HttpGroupResult, variant: VariantName) => {
   return `p50 ${p50.toFixed(2)} ms / p99 ${p99.toFixed(2)} ms`;
 };
 
-/** The lowest and highest per-round p99 ratio: how far one round's tail swings on this machine. */
-function roundSpread(group: HttpGroupResult, a: VariantName, b: VariantName): string {
-  const as = group[a]?.p99 ?? [];
-  const bs = group[b]?.p99 ?? [];
+/** The lowest and highest per-round ratio: how far one round swings on this machine. */
+function roundSpread(
+  group: HttpGroupResult,
+  a: VariantName,
+  b: VariantName,
+  metric: 'rps' | 'cpu' | 'p99',
+): string {
+  const as = group[a]?.[metric] ?? [];
+  const bs = group[b]?.[metric] ?? [];
   const ratios = as.slice(0, bs.length).map((value, i) => value / bs[i]!);
   if (ratios.length === 0) return 'n/a';
   return `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}×`;
@@ -175,7 +180,7 @@ function httpRows(
       value: x(roundRatio(group, a, b, 'rps')),
       target: `≥ ${target.toFixed(2)}×`,
       met: check(roundRatio(group, a, b, 'rps'), target, true),
-      context: `${a} ${rps(group, a)}, ${b} ${rps(group, b)}; load generator busy ${busy(group, a)} / ${busy(group, b)}`,
+      context: `${a} ${rps(group, a)}, ${b} ${rps(group, b)}; round by round ${roundSpread(group, a, b, 'rps')}; load generator busy ${busy(group, a)} / ${busy(group, b)}`,
     },
   ];
   const cpu = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => {
@@ -188,7 +193,7 @@ function httpRows(
       value: x(roundRatio(group, a, b, 'cpu')),
       target: '(supporting: lower is better)',
       met: undefined,
-      context: `${a} ${perRequest(a)}, ${b} ${perRequest(b)}`,
+      context: `${a} ${perRequest(a)}, ${b} ${perRequest(b)}; round by round ${roundSpread(group, a, b, 'cpu')}`,
     };
   };
   const p99 = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => ({
@@ -196,7 +201,7 @@ function httpRows(
     value: x(latencyRatio(group, a, b, 0.99)),
     target: '≤ 1.10×',
     met: check(latencyRatio(group, a, b, 0.99), 1.1, false),
-    context: `${a} ${latency(group, a)}; ${b} ${latency(group, b)}; round by round ${roundSpread(group, a, b)}`,
+    context: `${a} ${latency(group, a)}; ${b} ${latency(group, b)}; round by round ${roundSpread(group, a, b, 'p99')}`,
   });
   return [
     ...pair(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http', 0.95),

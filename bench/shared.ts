@@ -102,11 +102,14 @@ export function medianRatio(a: readonly number[], b: readonly number[]): number 
   return median(a.map((value, i) => value / b[i]!));
 }
 
-/** Rotate the order of variants each round so none always runs first or last. */
+/**
+ * The order of variants in round `round`: every rotation, then every rotation reversed, so none always
+ * runs first or last (two variants go AB, BA, BA, AB, ...; three go through all six orders).
+ */
 export function rotated<T>(list: readonly T[], round: number): T[] {
   const shift = round % list.length;
   const order = [...list.slice(shift), ...list.slice(0, shift)];
-  return round % 2 === 1 ? order.reverse() : order;
+  return Math.floor(round / list.length) % 2 === 1 ? order.reverse() : order;
 }
 
 export function formatBytes(bytes: number): string {
