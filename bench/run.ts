@@ -443,7 +443,7 @@ ${rendered}
   timing. Both routes hold the framework's chunks, one concatenated copy and the decoded text; the
   core itself copies no bytes (it hashes the caller's bytes and decodes them once for \`JSON.parse\`).
 
-Reproduce: \`npm run bench\` (about 10 minutes; needs Redis on 127.0.0.1:6379 for the RedisStore row, and
+Reproduce: \`npm run bench\` (about 15 minutes; needs Redis on 127.0.0.1:6379 for the RedisStore row, and
 wrk for req/s figures the receivers rather than the load generator decide: \`apt-get install wrk\`),
 or \`BENCH_QUICK=1 npm run bench\` for a smoke run (about 2 minutes; written to bench/.tmp/RESULTS-quick.md, never here).
 `;
