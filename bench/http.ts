@@ -196,7 +196,10 @@ export interface LoadResult {
   readonly total: number;
   /** How long the load ran, measured. */
   readonly seconds: number;
-  /** Response times of the 2xx answers, to the microsecond. */
+  /**
+   * Response times to the microsecond: of the 2xx answers under autocannon, of every answer under wrk
+   * (failed requests are counted apart, and any failure is printed with the results).
+   */
   readonly latency: LatencyHistogram;
   readonly non2xx: number;
   readonly errors: number;
@@ -417,8 +420,9 @@ export function roundRatio(
 /**
  * The latency quantile `q` of `a` over that of `b`, each over every response of every round. Unlike
  * req/s, a tail is not taken per round: a p99 lives on the few slowest responses, which on these VMs
- * come mostly from stalls outside the receiver (wrk against a bare node:http "hello" server shows a p99
- * of 5-95 ms with p50 at 2 ms), so one round holds too few of them for a stable ratio. The slices
+ * come mostly from stalls outside the receiver (wrk against a bare node:http "hello" server showed a p99
+ * from 3 to 100 ms over 5-second runs, with p50 at 1.4-2.4 ms), so one round holds too few of them for
+ * a stable ratio. The slices
  * still alternate, so both variants met the same stalls.
  */
 export function latencyRatio(group: HttpGroupResult, a: VariantName, b: VariantName, q: number): number {

@@ -1,11 +1,11 @@
 /**
- * Response times counted per whole microsecond, so the load runs of one variant in a round pool into
- * one distribution. A round's p99 is then the p99 of every request the variant answered in it.
+ * Response times counted per whole microsecond, so the load runs of one variant pool into one
+ * distribution: per round for the log, and over every round for the p50 and p99 rows.
  *
  * Why pool rather than take the median of each run's p99: at ~5k req/s one stall of the machine
  * (~100 ms, seen on these shared VMs) delays about 50 requests, which is a whole 1-second run's 1% and
- * sets that run's p99; over a 6-second round the same stall is 0.17% of the requests. The median of
- * per-run p99s thus measured how often the machine stalled, not the receiver's tail.
+ * sets that run's p99; over a variant's 42 seconds of load the same stall is 0.02% of its requests.
+ * The median of per-run p99s thus measured how often the machine stalled, not the receiver's tail.
  */
 export class LatencyHistogram {
   readonly #counts = new Map<number, number>();
@@ -22,10 +22,6 @@ export class LatencyHistogram {
   merge(other: LatencyHistogram): this {
     for (const [micros, count] of other.#counts) this.add(micros, count);
     return this;
-  }
-
-  get total(): number {
-    return this.#total;
   }
 
   /** Nearest-rank quantiles `qs` (0 < q ≤ 1) in milliseconds, NaN without responses. */
