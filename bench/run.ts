@@ -196,6 +196,14 @@ function httpRows(
       context: `${a} ${perRequest(a)}, ${b} ${perRequest(b)}; round by round ${roundSpread(group, a, b, 'cpu')}`,
     };
   };
+  // Identical code on both sides: how far apart this run puts two things that cannot differ.
+  const control = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => ({
+    measure: `${what}: req/s ratio`,
+    value: x(roundRatio(group, a, b, 'rps')),
+    target: '(control: 1.00× but for noise)',
+    met: undefined,
+    context: `round by round ${roundSpread(group, a, b, 'rps')}; server CPU per request ${x(roundRatio(group, a, b, 'cpu'))} (round by round ${roundSpread(group, a, b, 'cpu')}); p99 ${x(latencyRatio(group, a, b, 0.99))}`,
+  });
   const p99 = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => ({
     measure: `${what}: p99 ratio`,
     value: x(latencyRatio(group, a, b, 0.99)),
@@ -204,6 +212,7 @@ function httpRows(
     context: `${a} ${latency(group, a)}; ${b} ${latency(group, b)}; round by round ${roundSpread(group, a, b, 'p99')}`,
   });
   return [
+    control(node, 'node-hand-copy', 'node-hand', 'hand-written node:http / a second copy of itself (A/A)'),
     ...pair(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http', 0.95),
     p99(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http'),
     cpu(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http'),
@@ -362,7 +371,7 @@ let fastifyGroup: HttpGroupResult;
 let stores: HttpGroupResult;
 try {
   log('node:http');
-  node = await runGroup(['node-adapter', 'node-hand', 'node-octokit'], generator, log);
+  node = await runGroup(['node-adapter', 'node-hand', 'node-octokit', 'node-hand-copy'], generator, log);
   log('Express');
   expressGroup = await runGroup(['express-adapter', 'express-hand'], generator, log);
   log('Fastify');
@@ -433,6 +442,8 @@ ${rendered}
   and saturates its core when receivers are fast, squeezing the req/s ratios towards 1×. The
   \`load generator busy\` figure in every req/s row says how close it came; near 100%, read the
   server CPU per request rows instead.
+- A/A control: the hand-written node:http route runs twice in the node group, as two variants. Their
+  ratio can only differ from 1.00× by noise, so it shows how far this run's other ratios can be trusted.
 - Latency: wrk reports its whole histogram per slice; a variant's p50 and p99 are over all its
   responses in all rounds. The tail on these shared VMs comes mostly from outside the receiver: an
   instrumented Fastify route answered every request within 12 ms of reading it, while wrk saw a

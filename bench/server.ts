@@ -17,6 +17,7 @@ import { EVENT_TYPE, median, PATH, SECRET } from './shared.js';
 export const VARIANTS = [
   'node-adapter',
   'node-hand',
+  'node-hand-copy',
   'node-octokit',
   'express-adapter',
   'express-hand',
@@ -176,6 +177,8 @@ async function start(variant: VariantName): Promise<{ port: number; cleanup?: ()
       return { port: await listen(createServer(nodeHandler(receiver(store)))), cleanup };
     }
     case 'node-hand':
+    // The A/A control: the same route in a second process, so a run shows its own noise floor.
+    case 'node-hand-copy':
       return { port: await listen(createServer(handNode())) };
     case 'node-octokit': {
       const octokit = new OctokitWebhooks({ secret: SECRET });
