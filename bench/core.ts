@@ -97,6 +97,8 @@ export interface CoreSizeResult {
   readonly octokitOverCore: number;
   /** octokit with the dedup a user adds to it by hand (the same work as the core) / core. */
   readonly octokitDedupOverCore: number;
+  /** The lowest and highest of those per-round ratios, so a near tie can be told from a loss. */
+  readonly octokitDedupOverCoreRange: readonly [number, number];
   /** octokit alone / floor pipeline: whether bare octokit is cheaper than even the hand-written floor. */
   readonly octokitOverPipeline: number;
   readonly rounds: number;
@@ -130,10 +132,17 @@ async function measure(
   return samples;
 }
 
-function ratios(samples: Record<string, number[]>, a: string, b: string): number {
-  const as = samples[a]!;
+function perRound(samples: Record<string, number[]>, a: string, b: string): number[] {
   const bs = samples[b]!;
-  return median(as.map((value, i) => value / bs[i]!));
+  return samples[a]!.map((value, i) => value / bs[i]!);
+}
+
+function ratios(samples: Record<string, number[]>, a: string, b: string): number {
+  return median(perRound(samples, a, b));
+}
+
+function range(values: readonly number[]): readonly [number, number] {
+  return [Math.min(...values), Math.max(...values)];
 }
 
 export async function runCore(log: (line: string) => void): Promise<CoreResults> {
@@ -183,6 +192,7 @@ export async function runCore(log: (line: string) => void): Promise<CoreResults>
       coreOverFloor: ratios(samples, 'core', 'floor'),
       octokitOverCore: ratios(samples, 'octokit', 'core'),
       octokitDedupOverCore: ratios(samples, 'octokitDedup', 'core'),
+      octokitDedupOverCoreRange: range(perRound(samples, 'octokitDedup', 'core')),
       octokitOverPipeline: ratios(samples, 'octokit', 'pipeline'),
       rounds,
       pool: count,

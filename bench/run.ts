@@ -136,7 +136,7 @@ function coreRows(core: CoreResults): Row[] {
       value: x(size.octokitDedupOverCore),
       target: '> 1.00×',
       met: Number.isNaN(size.octokitDedupOverCore) ? undefined : size.octokitDedupOverCore > 1,
-      context: `octokit with dedup ${µs('octokitDedup')}`,
+      context: `octokit with dedup ${µs('octokitDedup')}; round by round ${size.octokitDedupOverCoreRange.map((r) => r.toFixed(2)).join('-')}×`,
     });
     rows.push({
       measure: `octokit verifyAndReceive alone (no dedup) time / core handle(), ${formatBytes(size.size)}`,
@@ -204,6 +204,15 @@ function httpRows(
     met: undefined,
     context: `round by round ${roundSpread(group, a, b, 'rps')}; server CPU per request ${x(roundRatio(group, a, b, 'cpu'))} (round by round ${roundSpread(group, a, b, 'cpu')}); p99 ${x(latencyRatio(group, a, b, 0.99))}`,
   });
+  // The 1.15× target assumes octokit runs well below a minimal route (the issue's reference: 0.86×).
+  // How far below it runs depends on the machine; this row shows what even the minimal route reaches.
+  const ceiling = (group: HttpGroupResult): Row => ({
+    measure: 'hand-written node:http / octokit createNodeMiddleware: req/s ratio',
+    value: x(roundRatio(group, 'node-hand', 'node-octokit', 'rps')),
+    target: '(reported: what the node adapter / octokit target assumes; the reference ~1.16×)',
+    met: undefined,
+    context: `round by round ${roundSpread(group, 'node-hand', 'node-octokit', 'rps')}; server CPU per request ${x(roundRatio(group, 'node-hand', 'node-octokit', 'cpu'))}`,
+  });
   const p99 = (group: HttpGroupResult, a: VariantName, b: VariantName, what: string): Row => ({
     measure: `${what}: p99 ratio`,
     value: x(latencyRatio(group, a, b, 0.99)),
@@ -218,6 +227,7 @@ function httpRows(
     cpu(node, 'node-adapter', 'node-hand', 'node adapter / hand-written node:http'),
     ...pair(node, 'node-adapter', 'node-octokit', 'node adapter / octokit createNodeMiddleware', 1.15),
     cpu(node, 'node-adapter', 'node-octokit', 'node adapter / octokit createNodeMiddleware'),
+    ceiling(node),
     ...pair(
       expressGroup,
       'express-adapter',
@@ -438,7 +448,10 @@ ${rendered}
 - **octokit**: \`@octokit/webhooks\` \`verifyAndReceive\` / \`createNodeMiddleware\`, the same bytes and the
   same \`sha256=\` scheme under GitHub's header names. octokit does not deduplicate, so the core is
   compared with what its users add for the same work: the hand-written lru-cache dedup (as in the floor
-  pipeline) in the \`push\` handler, after verification. octokit alone is reported beside it.
+  pipeline) in the \`push\` handler, after verification. octokit alone is reported beside it. Over
+  HTTP, the hand-written route's own lead over \`createNodeMiddleware\` is reported too: the node
+  adapter's 1.15× target presumes octokit runs well below a minimal route (0.86× in the issue's
+  reference figures), and a machine where it runs closer leaves less room than the target asks for.
 - HTTP: the load generator runs on the other core. wrk (Debian's \`wrk\`, used when installed) sends
   each request from a file of pre-signed deliveries for about 25 µs of CPU, so it stays well short of
   its core and the receivers set the pace. autocannon, the fallback, spends about 65 µs per request
@@ -469,5 +482,6 @@ log(`wrote bench/${output.slice(2)}`);
 // A refused or repeated delivery means a variant measured something other than the delivery path (a
 // stale replay window once made a whole group answer 400): the figures are written so the failure can
 // be read, but the run fails, so CI's smoke run and anyone scripting the bench notice.
-if (failed.length > 0) log(`bench failed: HTTP requests failed (${failed.join(', ')}); the ratios above are not valid`);
+if (failed.length > 0)
+  log(`bench failed: HTTP requests failed (${failed.join(', ')}); the ratios above are not valid`);
 process.exit(failed.length > 0 ? 1 : 0);
