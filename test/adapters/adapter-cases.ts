@@ -29,6 +29,11 @@ export interface AdapterUnderTest {
   name: string;
   /** Whether the adapter owns its route and answers 405 to other methods. */
   ownsRoute: boolean;
+  /**
+   * Whether the answer reaches the client as the adapter framed it over HTTP/1.1, so its framing is
+   * observable (not for Lambda events, `app.inject` or a Response object).
+   */
+  framedOnTheWire?: boolean;
   start(webhooks: Webhooks): Promise<AdapterClient>;
 }
 
@@ -184,6 +189,23 @@ export function runAdapterCases(adapter: AdapterUnderTest): void {
         const response = await client.send(signedRequest(shape(JSON.stringify(event))));
         expect(response.status).toBe(200);
         expect(seen.find((s) => s.id === event.id)?.name).toBe(name);
+      });
+    }
+
+    if (adapter.framedOnTheWire) {
+      test('every answer is framed by its Content-Length, never chunked', async () => {
+        const event = createTestEvent('user.created');
+        const valid = signedRequest(JSON.stringify(event));
+        const answers = [
+          await client.send(valid),
+          await client.send(valid),
+          await client.send({ ...valid, headers: { ...valid.headers, 'x-service-signature': 'sha256=00' } }),
+        ];
+        expect(answers.map((answer) => answer.status)).toEqual([200, 200, 401]);
+        for (const answer of answers) {
+          expect(answer.headers['transfer-encoding']).toBeUndefined();
+          expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(answer.body)));
+        }
       });
     }
 

@@ -82,6 +82,7 @@ for (const { major, create, json, raw, urlencoded } of majors) {
   // app.post: the router sends other methods elsewhere (404), so the handler does not own the route.
   runAdapterCases({
     name: `${major} app.post (supertest)`,
+    framedOnTheWire: true,
     ownsRoute: false,
     start: async (webhooks) => {
       const app = create();
@@ -94,6 +95,7 @@ for (const { major, create, json, raw, urlencoded } of majors) {
   // app.use: the handler sees every method on its path and answers 405 to all but POST.
   runAdapterCases({
     name: `${major} app.use (real port)`,
+    framedOnTheWire: true,
     ownsRoute: true,
     start: async (webhooks) => {
       const app = create();

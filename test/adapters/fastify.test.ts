@@ -43,6 +43,7 @@ runAdapterCases({
 
 runAdapterCases({
   name: 'Fastify real port',
+  framedOnTheWire: true,
   ownsRoute: true,
   start: async (webhooks) => {
     const app = Fastify();

@@ -103,7 +103,12 @@ runAdapterCases({
   ownsRoute: false,
   start: routeClient('/webhooks/edge'),
 });
-runAdapterCases({ name: 'next Pages Router', ownsRoute: true, start: routeClient('/api/webhooks') });
+runAdapterCases({
+  name: 'next Pages Router',
+  ownsRoute: true,
+  framedOnTheWire: true,
+  start: routeClient('/api/webhooks'),
+});
 
 describe('next: the example app', () => {
   test.each(['/webhooks', '/webhooks/edge', '/api/webhooks'])(

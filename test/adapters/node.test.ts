@@ -5,6 +5,7 @@ import { listenClient } from './http-client.js';
 
 runAdapterCases({
   name: 'node:http',
+  framedOnTheWire: true,
   ownsRoute: true,
   start: async (webhooks) => listenClient(createServer(nodeHandler(webhooks))),
 });
