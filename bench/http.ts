@@ -5,9 +5,9 @@
  * signature (pre-signed; autocannon signs on the fly only if a run outgrows its pool).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { LatencyHistogram } from './latency-histogram.js';
+import { receiverScript } from './receiver-script.js';
 import type { MemoryPeak, ParentMessage, ServerMessage, VariantName } from './server.js';
 import {
   type BodyTemplate,
@@ -23,7 +23,6 @@ import {
   sign,
 } from './shared.js';
 
-const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const PIN = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['-V']).status === 0;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
@@ -83,10 +82,8 @@ async function startServerOnce(
   const args = [
     ...profile,
     ...nodeArgs,
-    '--import',
-    'tsx',
     ...(exposeGc ? ['--expose-gc'] : []),
-    here('./server.ts'),
+    await receiverScript(),
     variant,
   ];
   const child = spawn(
@@ -96,7 +93,6 @@ async function startServerOnce(
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: {
         ...process.env,
-        TSX_TSCONFIG_PATH: here('./tsconfig.json'),
         BENCH_LIVE: measureLive ? '1' : '0',
       },
     },
@@ -281,6 +277,8 @@ export interface HttpVariantResult {
   readonly latency: LatencyHistogram;
   /** Each round's p99 alone (ms), printed beside the pooled ratio to show how far tails swing. */
   readonly p99: number[];
+  /** Each slice's p99 alone (ms), in the order the slices ran: slice i of two variants ran seconds apart. */
+  readonly sliceP99: number[];
   /** The server's own CPU time per request answered (µs): steadier than req/s on a shared machine. */
   readonly cpu: number[];
   /**
@@ -308,7 +306,13 @@ export type HttpGroupResult = Partial<Record<VariantName, HttpVariantResult>>;
  */
 export const HTTP_SECONDS = QUICK ? 2 : 6;
 export const HTTP_SLICES = QUICK ? 2 : 3;
-const WARMUP = QUICK ? 1 : 2;
+/**
+ * Seconds of unmeasured load each fresh receiver gets before its round's slices: its first seconds
+ * under load carry its JIT tiering. With 2 s, the next second of load had a p99 of 47-82 ms in a lone
+ * node adapter (5.5 ms later on); with 6 s, 7-8 ms. Each round's first slice still carries most of
+ * the tail spikes (see sliceLatencyRatio), in every variant: not yet explained.
+ */
+export const WARMUP = QUICK ? 1 : 4;
 export const HTTP_ROUNDS = QUICK ? 2 : 7;
 export const CONNECTIONS = 50;
 
@@ -347,6 +351,7 @@ export async function runGroup(
           loadgen: number;
           latency: LatencyHistogram;
           failures: number;
+          sliceP99: number[];
         }
       >();
       for (let index = 0; index < HTTP_SLICES; index++) {
@@ -362,8 +367,10 @@ export async function runGroup(
             loadgen: 0,
             latency: new LatencyHistogram(),
             failures: 0,
+            sliceP99: [],
           };
           totals.set(variant, total);
+          total.sliceP99.push(run.latency.quantiles(0.99)[0]!);
           total.requests += run.total;
           total.seconds += run.seconds;
           total.cpu += cpuMicros;
@@ -377,6 +384,7 @@ export async function runGroup(
           rps: [],
           latency: new LatencyHistogram(),
           p99: [],
+          sliceP99: [],
           cpu: [],
           loadgen: [],
           failures: 0,
@@ -388,6 +396,7 @@ export async function runGroup(
         const [p50, p99] = total.latency.quantiles(0.5, 0.99) as [number, number];
         entry.latency.merge(total.latency);
         entry.p99.push(p99);
+        entry.sliceP99.push(...total.sliceP99);
         const busy = total.loadgen / (total.seconds * 1e6);
         entry.cpu.push(cpu);
         entry.loadgen.push(busy);
@@ -430,6 +439,19 @@ export function latencyRatio(group: HttpGroupResult, a: VariantName, b: VariantN
   const bs = group[b]?.latency;
   if (!as || !bs) return Number.NaN;
   return as.quantiles(q)[0]! / bs.quantiles(q)[0]!;
+}
+
+/**
+ * The median over slices of a's p99 over b's in the same slice position, which ran seconds apart: a
+ * steady tail, which one stalled slice cannot move. Printed beside the pooled ratio, which it does not
+ * replace: the target is on every response, and a receiver with rare long pauses of its own would pass
+ * here. Over three 7-round runs of the node group, 19 of the 23 slices with a p99 above twice their variant's median slice were the first of their round (one in three is).
+ */
+export function sliceLatencyRatio(group: HttpGroupResult, a: VariantName, b: VariantName): number {
+  const as = group[a]?.sliceP99;
+  const bs = group[b]?.sliceP99;
+  if (!as || !bs) return Number.NaN;
+  return median(as.slice(0, bs.length).map((value, i) => value / bs[i]!));
 }
 
 /** Distinct deliveries one receiver process may need over a round: its load time at up to 50k req/s. */
