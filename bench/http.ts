@@ -44,7 +44,8 @@ export interface MemoryReport {
 export interface RunningServer {
   readonly port: number;
   report(): Promise<MemoryReport>;
-  sample(): void;
+  /** Take the memory baseline (after the garbage of earlier deliveries is gone) and start sampling. */
+  sample(): Promise<void>;
   /** Start counting the server's CPU time (reported by `report`). */
   mark(): void;
   stop(): Promise<void>;
@@ -110,7 +111,16 @@ async function startServerOnce(
   const post = (message: ParentMessage) => child.send(message);
   return {
     port,
-    sample: () => post({ type: 'sample' }),
+    sample: () =>
+      new Promise((resolve) => {
+        const listener = (message: ServerMessage) => {
+          if (message.type !== 'sampled') return;
+          child.off('message', listener);
+          resolve();
+        };
+        child.on('message', listener);
+        post({ type: 'sample' });
+      }),
     mark: () => post({ type: 'mark' }),
     report: () =>
       new Promise((resolve) => {
@@ -508,7 +518,7 @@ export async function runBigBodies(
         try {
           pool.position = 0;
           await load(server.port, pool, { connections: Math.min(concurrency, 5), amount: 5 });
-          server.sample();
+          await server.sample();
           const run = await load(server.port, pool, { connections: concurrency, amount: deliveries });
           const report = await server.report();
           if (run.non2xx + run.errors > 0) log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
