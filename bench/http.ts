@@ -109,34 +109,27 @@ async function startServerOnce(
   });
   child.removeAllListeners('exit');
   const post = (message: ParentMessage) => child.send(message);
+  /** Send `request` and wait for the receiver's answer of type `type`. */
+  const ask = <T extends ServerMessage['type']>(request: ParentMessage, type: T) =>
+    new Promise<Extract<ServerMessage, { type: T }>>((resolve) => {
+      const listener = (message: ServerMessage) => {
+        if (message.type !== type) return;
+        child.off('message', listener);
+        resolve(message as Extract<ServerMessage, { type: T }>);
+      };
+      child.on('message', listener);
+      post(request);
+    });
   return {
     port,
-    sample: () =>
-      new Promise((resolve) => {
-        const listener = (message: ServerMessage) => {
-          if (message.type !== 'sampled') return;
-          child.off('message', listener);
-          resolve();
-        };
-        child.on('message', listener);
-        post({ type: 'sample' });
-      }),
+    sample: async () => {
+      await ask({ type: 'sample' }, 'sampled');
+    },
     mark: () => post({ type: 'mark' }),
-    report: () =>
-      new Promise((resolve) => {
-        const listener = (message: ServerMessage) => {
-          if (message.type !== 'peak') return;
-          child.off('message', listener);
-          resolve({
-            peak: message.peak,
-            baseline: message.baseline,
-            live: message.live,
-            cpuMicros: message.cpuMicros,
-          });
-        };
-        child.on('message', listener);
-        post({ type: 'report' });
-      }),
+    report: async () => {
+      const { peak, baseline, live, cpuMicros } = await ask({ type: 'report' }, 'peak');
+      return { peak, baseline, live, cpuMicros };
+    },
     stop: () =>
       new Promise((resolve) => {
         const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -455,7 +448,8 @@ export function latencyRatio(group: HttpGroupResult, a: VariantName, b: VariantN
  * The median over slices of a's p99 over b's in the same slice position, which ran seconds apart: a
  * steady tail, which one stalled slice cannot move. Printed beside the pooled ratio, which it does not
  * replace: the target is on every response, and a receiver with rare long pauses of its own would pass
- * here. Over three 7-round runs of the node group, 19 of the 23 slices with a p99 above twice their variant's median slice were the first of their round (one in three is).
+ * here. Over three 7-round runs of the node group, 19 of the 23 slices with a p99 above twice their
+ * variant's median slice were the first of their round (one in three is).
  */
 export function sliceLatencyRatio(group: HttpGroupResult, a: VariantName, b: VariantName): number {
   const as = group[a]?.sliceP99;
