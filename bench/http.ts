@@ -74,9 +74,10 @@ async function startServerOnce(
   exposeGc: boolean,
   measureLive: boolean,
 ): Promise<RunningServer> {
-  // BENCH_PROFILE=<dir> writes a CPU profile of every receiver process there (node --cpu-prof).
+  // BENCH_PROFILE=<dir> writes a CPU profile of every receiver process (node --cpu-prof) into
+  // <dir>/<variant>, the folders bench/profile-summary.ts compares.
   const profile = process.env.BENCH_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${variant}`]
     : [];
   // BENCH_NODE_ARGS adds flags to every receiver process, e.g. `--trace-gc` (NODE_OPTIONS refuses it).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
