@@ -57,11 +57,16 @@ export interface RunningServer {
  */
 export async function startServer(
   variant: VariantName,
-  options: { exposeGc?: boolean; measureLive?: boolean } = {},
+  options: { exposeGc?: boolean; measureLive?: boolean; profileFolder?: string } = {},
 ): Promise<RunningServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServerOnce(variant, options.exposeGc === true, options.measureLive === true);
+      return await startServerOnce(
+        variant,
+        options.exposeGc === true,
+        options.measureLive === true,
+        options.profileFolder ?? variant,
+      );
     } catch (error) {
       if (attempt === 4) throw error;
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -73,11 +78,12 @@ async function startServerOnce(
   variant: VariantName,
   exposeGc: boolean,
   measureLive: boolean,
+  profileFolder: string,
 ): Promise<RunningServer> {
   // BENCH_PROFILE=<dir> writes a CPU profile of every receiver process (node --cpu-prof) into
-  // <dir>/<variant>, the folders bench/profile-summary.ts compares.
+  // <dir>/<profileFolder>, the folders bench/profile-summary.ts compares.
   const profile = process.env.BENCH_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${variant}`]
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${profileFolder}`]
     : [];
   // BENCH_NODE_ARGS adds flags to every receiver process, e.g. `--trace-gc` (NODE_OPTIONS refuses it).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -509,7 +515,9 @@ export async function runBigBodies(
     for (const variant of variants) {
       // One at a time, the GC in the handler barely moves the peaks, so one run gives both measures.
       for (const measureLive of concurrency === 1 ? [true] : [false, true]) {
-        const server = await startServer(variant, { exposeGc: true, measureLive });
+        // A folder of its own: 1 MiB bodies and a gc() per delivery would swamp the variant's 2 KiB profile.
+        const profileFolder = `${variant}-1MiB`;
+        const server = await startServer(variant, { exposeGc: true, measureLive, profileFolder });
         try {
           pool.position = 0;
           await load(server.port, pool, { connections: Math.min(concurrency, 5), amount: 5 });

@@ -1,6 +1,6 @@
 /**
  * Where the time goes, side by side: reads the CPU profiles that `BENCH_PROFILE=<dir> npm run bench`
- * (or any run of the HTTP groups) wrote into <dir>/<variant>, merges each variant's profiles, and
+ * wrote into <dir>/<variant> (<dir>/<variant>-1MiB for the big-body section), merges each variant's profiles, and
  * prints each function's share of the variant's busy time (idle left out), one column per variant.
  *
  *   npx tsx --tsconfig bench/tsconfig.json bench/profile-summary.ts /tmp/prof [rows]
@@ -67,10 +67,11 @@ const names = new Set<string>();
 for (const share of shares.values()) {
   for (const [name] of [...share].sort((a, b) => b[1] - a[1]).slice(0, rows)) names.add(name);
 }
-const weight = (name: string) => Math.max(...variants.map((variant) => shares.get(variant)!.get(name) ?? 0));
+const row = (name: string) => variants.map((variant) => shares.get(variant)!.get(name) ?? 0);
 console.log(`| function | ${variants.join(' | ')} |`);
 console.log(`|---|${variants.map(() => '---:').join('|')}|`);
-for (const name of [...names].sort((a, b) => weight(b) - weight(a))) {
-  const cells = variants.map((variant) => `${((shares.get(variant)!.get(name) ?? 0) * 100).toFixed(1)}%`);
-  console.log(`| ${name.replaceAll('|', '\\|')} | ${cells.join(' | ')} |`);
+const table = [...names].map((name) => ({ name, cells: row(name) }));
+for (const { name, cells } of table.sort((a, b) => Math.max(...b.cells) - Math.max(...a.cells))) {
+  const shown = cells.map((share) => `${(share * 100).toFixed(1)}%`);
+  console.log(`| ${name.replaceAll('|', '\\|')} | ${shown.join(' | ')} |`);
 }
