@@ -57,6 +57,7 @@ export type {
   PaymentData,
   ProjectData,
   RawBody,
+  RenewResult,
   UserData,
   WebhookEvent,
   WebhookEventMap,

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ConfigurationError, StoreUnavailableError } from './errors.js';
 import { LeaseTable } from './lease-table.js';
-import type { ClaimResult, CompleteResult, IdempotencyStore } from './types.js';
+import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from './types.js';
 
 /**
  * Options of {@link MemoryStore}.
@@ -32,11 +32,12 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-/** The store's three calls, answered synchronously. */
+/** The store's calls, answered synchronously. */
 interface SyncCalls {
-  claim(eventId: string, token: string, leaseMs: number): ClaimResult;
-  complete(eventId: string, token: string, ttlMs: number): CompleteResult;
-  release(eventId: string, token: string): void;
+  claim(key: string, token: string, leaseMs: number): ClaimResult;
+  complete(key: string, token: string, ttlMs: number): CompleteResult;
+  release(key: string, token: string): void;
+  renew(key: string, token: string, leaseMs: number): RenewResult;
 }
 
 /** Where a MemoryStore keeps its synchronous calls; not exported from the package. */
@@ -48,13 +49,20 @@ export const SYNC_CALLS = Symbol('MemoryStore synchronous calls');
  * core asks once, when the receiver is created: replace methods before passing the store in. The
  * core uses them to skip two promises and two deadline timers per delivery: a call that cannot wait
  * cannot hang, so the deadline has nothing to guard.
+ *
+ * @example
+ * ```ts
+ * const memory = syncCalls(store);
+ * const state = memory ? memory.claim(key, token, leaseMs) : await store.claim(key, token, leaseMs);
+ * ```
  */
 export function syncCalls(store: IdempotencyStore): SyncCalls | undefined {
   const own = MemoryStore.prototype;
   return store instanceof MemoryStore &&
     store.claim === own.claim &&
     store.complete === own.complete &&
-    store.release === own.release
+    store.release === own.release &&
+    store.renew === own.renew
     ? store[SYNC_CALLS]
     : undefined;
 }
@@ -110,53 +118,84 @@ export class MemoryStore implements IdempotencyStore {
     this.#completed = new LRUCache<string, number>({ max: maxEvents });
   }
 
-  async claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    return this[SYNC_CALLS].claim(eventId, token, leaseMs);
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    return this[SYNC_CALLS].claim(key, token, leaseMs);
   }
 
-  async complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    return this[SYNC_CALLS].complete(eventId, token, ttlMs);
+  async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    return this[SYNC_CALLS].complete(key, token, ttlMs);
   }
 
-  async release(eventId: string, token: string): Promise<void> {
-    this[SYNC_CALLS].release(eventId, token);
+  async release(key: string, token: string): Promise<void> {
+    this[SYNC_CALLS].release(key, token);
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    return this[SYNC_CALLS].renew(key, token, leaseMs);
   }
 
   readonly [SYNC_CALLS]: SyncCalls = {
-    claim: (eventId, token, leaseMs) => {
+    claim: (key, token, leaseMs) => {
       const now = this.#now();
-      const lease = this.#leases.get(eventId);
+      const lease = this.#leases.get(key);
       if (lease) {
         if (lease.expiresAt > now) return 'in_progress';
-        this.#leases.delete(eventId);
+        this.#leases.delete(key);
       }
-      const handledUntil = this.#completed.peek(eventId, this.#peekOptions);
-      if (handledUntil !== undefined && handledUntil >= now) return 'completed';
-      if (this.#leases.size >= this.#maxInProgress) {
-        this.#leases.dropExpired(now);
-        if (this.#leases.size >= this.#maxInProgress) {
-          throw new StoreUnavailableError(
-            `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
-          );
-        }
-      }
-      this.#leases.set(eventId, { token, expiresAt: now + leaseMs });
+      if (this.#completedLive(key, now)) return 'completed';
+      this.#makeRoom(now);
+      this.#leases.set(key, { token, expiresAt: now + leaseMs });
       return 'claimed';
     },
-    complete: (eventId, token, ttlMs) => {
-      const lease = this.#leases.get(eventId);
-      if (!lease || lease.token !== token) return 'lost';
+    complete: (key, token, ttlMs) => {
       const now = this.#now();
-      if (lease.expiresAt <= now) return 'lost';
-      this.#leases.delete(eventId);
-      // Whole milliseconds stay small integers, which V8 stores without a heap number per id.
-      this.#completed.set(eventId, Math.ceil(now + ttlMs), this.#setOptions);
+      const lease = this.#leases.get(key);
+      // A lease and a live completion never coexist (a lease is only written where no completion is
+      // live, and completing drops the lease), so a lease found spares the completion lookup.
+      if (lease) {
+        if (lease.token !== token && lease.expiresAt > now) return 'lost';
+        this.#leases.delete(key);
+      } else if (this.#completedLive(key, now)) {
+        return 'lost';
+      }
+      // Whole milliseconds stay small integers, which V8 stores without a heap number per key.
+      this.#completed.set(key, Math.ceil(now + ttlMs), this.#setOptions);
       return 'completed';
     },
-    release: (eventId, token) => {
-      if (this.#leases.get(eventId)?.token === token) this.#leases.delete(eventId);
+    release: (key, token) => {
+      if (this.#leases.get(key)?.token === token) this.#leases.delete(key);
+    },
+    renew: (key, token, leaseMs) => {
+      const now = this.#now();
+      const lease = this.#leases.get(key);
+      if (lease) {
+        if (lease.token !== token && lease.expiresAt > now) return 'lost';
+      } else {
+        if (this.#completedLive(key, now)) return 'lost';
+        // Taking an absent key back adds a lease, so it counts against the bound as a claim does.
+        this.#makeRoom(now);
+      }
+      this.#leases.set(key, { token, expiresAt: now + leaseMs });
+      return 'renewed';
     },
   };
+
+  /** Whether `key` is recorded as handled and its TTL has not ended (its last millisecond counts). */
+  #completedLive(key: string, now: number): boolean {
+    const handledUntil = this.#completed.peek(key, this.#peekOptions);
+    return handledUntil !== undefined && handledUntil >= now;
+  }
+
+  /** Make sure one more lease fits under `maxInProgress`, dropping expired ones if needed. */
+  #makeRoom(now: number): void {
+    if (this.#leases.size < this.#maxInProgress) return;
+    this.#leases.dropExpired(now);
+    if (this.#leases.size >= this.#maxInProgress) {
+      throw new StoreUnavailableError(
+        `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
+      );
+    }
+  }
 
   /** How many event ids are remembered as handled (expired ones may still count until touched). */
   get size(): number {

@@ -19,6 +19,7 @@ import {
   type CompleteResult,
   ConfigurationError,
   type IdempotencyStore,
+  type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
 
@@ -43,7 +44,8 @@ export interface RedisStoreOptions {
   client: Redis | Cluster;
   /**
    * Put before every key, to share one Redis with other data. It must not contain `{` or `}`: the
-   * event id is the key's hash tag, which spreads events over a Cluster's slots.
+   * store key (the receiver's dedup scope and the event id) is the Redis key's hash tag, which spreads
+   * events over a Cluster's slots.
    * @default 'service-webhooks:'
    */
   prefix?: string;
@@ -66,10 +68,22 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 if redis.call('GET', KEYS[1]) == '${COMPLETED}' then return 2 end
 return 1`;
 
-/** Only the attempt whose token holds the key may mark it handled; an expired key is absent, hence lost. */
+/**
+ * The holder marks the key handled, and so may anyone when the key is absent: Redis drops a key whose
+ * lease ended, and an absent key means no other attempt took the event over (nor completed it) since.
+ * Another token's live lease, or the completed marker, answers 0 and is left as it is.
+ */
 const COMPLETE_LUA = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local value = redis.call('GET', KEYS[1])
+if value ~= ARGV[1] and value ~= false then return 0 end
 redis.call('SET', KEYS[1], '${COMPLETED}', 'PX', ARGV[2])
+return 1`;
+
+/** Same terms as COMPLETE_LUA; the key then holds the token again, for a lease counted from now. */
+const RENEW_LUA = `
+local value = redis.call('GET', KEYS[1])
+if value ~= ARGV[1] and value ~= false then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 const RELEASE_LUA = `
@@ -83,16 +97,18 @@ return 0`;
 const CLAIM = 'serviceWebhooksClaim';
 const COMPLETE = 'serviceWebhooksComplete';
 const RELEASE = 'serviceWebhooksRelease';
+const RENEW = 'serviceWebhooksRenew';
 
 type ScriptCall = (key: string, ...args: string[]) => Promise<unknown>;
-type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE, ScriptCall>;
+type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE | typeof RENEW, ScriptCall>;
 
 /**
- * The idempotency store for several processes or machines: claims, completions and releases are one
- * Redis round trip each, atomic (`SET NX PX` and token-checked Lua scripts; ioredis sends each
- * script's body once per connection and EVALSHA after that, and resends it if Redis lost its cache), and Redis keeps every TTL, so nothing needs
- * cleaning. Keys look like `service-webhooks:{evt_123}`: the event id is the hash tag, so the store
- * works on Redis Cluster as it does on one server.
+ * The idempotency store for several processes or machines: claims, completions, renewals and releases
+ * are one Redis round trip each, atomic (`SET NX PX` and token-checked Lua scripts; ioredis sends each
+ * script's body once per connection and EVALSHA after that, and resends it if Redis lost its cache),
+ * and Redis keeps every TTL, so nothing needs cleaning. Keys look like `service-webhooks:{<key>}`: the
+ * whole store key (dedup scope and event id) is the hash tag, so the store works on Redis Cluster as it
+ * does on one server.
  *
  * When Redis is unreachable each call fails (or misses the core's `storeTimeoutMs`, 2 s by default) and
  * the sender is answered 503 `store_unavailable` without running handlers; it retries later. Create the
@@ -134,42 +150,56 @@ export class RedisStore implements IdempotencyStore {
     const prefix = options.prefix ?? 'service-webhooks:';
     if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
       throw new ConfigurationError(
-        `RedisStore \`prefix\` must be a string without \`{\` or \`}\` (the event id is the key's hash tag); got ${JSON.stringify(prefix)}.`,
+        `RedisStore \`prefix\` must be a string without \`{\` or \`}\` (the store key is the Redis key's hash tag); got ${JSON.stringify(prefix)}.`,
       );
     }
     const redis = client as Redis | Cluster;
     redis.defineCommand(CLAIM, { numberOfKeys: 1, lua: CLAIM_LUA });
     redis.defineCommand(COMPLETE, { numberOfKeys: 1, lua: COMPLETE_LUA });
     redis.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA });
+    redis.defineCommand(RENEW, { numberOfKeys: 1, lua: RENEW_LUA });
     this.#client = redis as unknown as ScriptedClient;
     this.#prefix = prefix;
   }
 
-  async claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const answer = await this.#call('claim', CLAIM, eventId, TOKEN_PREFIX + token, milliseconds(leaseMs));
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const answer = await this.#call('claim', CLAIM, key, TOKEN_PREFIX + token, milliseconds(leaseMs));
     const result = typeof answer === 'number' ? CLAIM_RESULTS[answer] : undefined;
     if (result === undefined) throw unexpected('claim', answer);
     return result;
   }
 
-  async complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    const answer = await this.#call('complete', COMPLETE, eventId, TOKEN_PREFIX + token, milliseconds(ttlMs));
+  async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    const answer = await this.#call('complete', COMPLETE, key, TOKEN_PREFIX + token, milliseconds(ttlMs));
     if (answer !== 0 && answer !== 1) throw unexpected('complete', answer);
     return answer === 1 ? 'completed' : 'lost';
   }
 
-  async release(eventId: string, token: string): Promise<void> {
-    await this.#call('release', RELEASE, eventId, TOKEN_PREFIX + token);
+  async release(key: string, token: string): Promise<void> {
+    await this.#call('release', RELEASE, key, TOKEN_PREFIX + token);
   }
 
-  /** The Redis key that holds `eventId`, as the store writes it (for inspection and tests). */
-  keyFor(eventId: string): string {
-    return `${this.#prefix}{${encodeId(eventId)}}`;
+  async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const answer = await this.#call('renew', RENEW, key, TOKEN_PREFIX + token, milliseconds(leaseMs));
+    if (answer !== 0 && answer !== 1) throw unexpected('renew', answer);
+    return answer === 1 ? 'renewed' : 'lost';
   }
 
-  async #call(operation: string, command: keyof ScriptedClient, eventId: string, ...args: string[]) {
+  /**
+   * The Redis key that holds the store key `key`, as the store writes it (for inspection and tests).
+   *
+   * @example
+   * ```ts
+   * await redis.pttl(store.keyFor(key)); // the lease or completion left, in ms
+   * ```
+   */
+  keyFor(key: string): string {
+    return `${this.#prefix}{${encodeId(key)}}`;
+  }
+
+  async #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
     try {
-      return await this.#client[command](this.keyFor(eventId), ...args);
+      return await this.#client[command](this.keyFor(key), ...args);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
       throw new StoreUnavailableError(`RedisStore could not ${operation} the event: ${reason}`, { cause });
@@ -179,11 +209,11 @@ export class RedisStore implements IdempotencyStore {
 
 /**
  * Escape what would end or nest the hash tag (`{`, `}`) and the escape character itself, so the whole
- * id is the tag and distinct ids stay distinct keys. Lone surrogates are escaped by code unit because
- * UTF-8 encoding would turn them all into U+FFFD and make different ids collide.
+ * key is the tag and distinct keys stay distinct. Lone surrogates are escaped by code unit because
+ * UTF-8 encoding would turn them all into U+FFFD and make different keys collide.
  */
-function encodeId(eventId: string): string {
-  return eventId
+function encodeId(key: string): string {
+  return key
     .replace(/[%{}]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(
       /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,

@@ -189,17 +189,21 @@ export type WebhookHandler<TEvent> = (event: TEvent, context: HandlerContext) =>
 
 /**
  * Told about failures on the receiving side: handler errors and timeouts, store outages, lost leases,
- * misconfigured adapters. The event is there when the failure happened after it was verified.
+ * misconfigured adapters. The event is there when the failure happened after it was verified. A listener
+ * may be async: a promise it returns is caught, so a failing observer never crashes the process nor
+ * changes the answer to the sender.
  *
  * @example
  * ```ts
- * webhooks.onError((error, event) => Sentry.captureException(error, { extra: { eventId: event?.id } }));
+ * webhooks.onError(async (error, event) => {
+ *   await alerts.send({ code: error.code, eventId: event?.id });
+ * });
  * ```
  */
 export type ErrorListener = (
   error: import('./errors.js').WebhookError,
   event: WebhookEvent | undefined,
-) => void;
+) => unknown;
 
 /** What a claim found. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed';
@@ -207,10 +211,20 @@ export type ClaimResult = 'claimed' | 'in_progress' | 'completed';
 /** What a completion found. */
 export type CompleteResult = 'completed' | 'lost';
 
+/** What a lease renewal found. */
+export type RenewResult = 'renewed' | 'lost';
+
 /**
  * Remembers which events were handled, so that retries and concurrent copies of one event run its
  * handlers once. The rules every implementation must follow are executable: run
  * `storeConformanceSuite` from `service-webhooks/testing` against yours.
+ *
+ * Every call takes a `key`: the receiver's dedup scope and the event id (see the `namespace` option),
+ * at most 320 characters of any text. Store it as an opaque string.
+ *
+ * A record is absent, in progress (held by one claim `token` until its lease ends) or completed (until
+ * its TTL ends). A lease that ended leaves the record as good as absent for every other attempt, but
+ * its owner may still complete or renew it as long as no other attempt has taken it meanwhile.
  *
  * @example
  * ```ts
@@ -220,21 +234,32 @@ export type CompleteResult = 'completed' | 'lost';
  */
 export interface IdempotencyStore {
   /**
-   * Atomically take the event for this delivery attempt. Of concurrent claims of one id exactly one
-   * answers `'claimed'`; the claim expires after `leaseMs` unless completed or released first.
+   * Atomically take the event for this delivery attempt. Of concurrent claims of one key exactly one
+   * answers `'claimed'`; the claim expires after `leaseMs` unless completed, renewed or released first.
+   * A key whose lease ended (or whose completion's TTL ended) is claimed afresh.
    */
-  claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult>;
+  claim(key: string, token: string, leaseMs: number): Promise<ClaimResult>;
   /**
-   * Mark the event handled for `ttlMs`, only while `token` still owns the claim; otherwise answer
-   * `'lost'` and change nothing.
+   * Mark the event handled for `ttlMs`. Answers `'completed'` when `token` holds the record (even if its
+   * lease ended) or when no other attempt holds a live lease and no completion is recorded (the lease
+   * ended and nobody took the event over); otherwise answers `'lost'` and changes nothing.
    */
-  complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult>;
-  /** Give the claim up so that the next delivery may run the handlers, only while `token` owns it. */
-  release(eventId: string, token: string): Promise<void>;
+  complete(key: string, token: string, ttlMs: number): Promise<CompleteResult>;
+  /** Give the claim up so that the next delivery may run the handlers, only while `token` holds it. */
+  release(key: string, token: string): Promise<void>;
+  /**
+   * Optional. Extend the claim to `leaseMs` from now while a handler is still running, on the same terms
+   * as `complete`: `'renewed'` when `token` holds the record (even if its lease ended) or when nobody
+   * else holds a live lease and no completion is recorded (the record is then held by `token` again);
+   * `'lost'` otherwise, changing nothing. Without it, a handler that outlives `leaseSeconds` can run
+   * twice: a retry after the lease ended takes the event over.
+   */
+  renew?(key: string, token: string, leaseMs: number): Promise<RenewResult>;
 }
 
 /**
- * Receives one structured record per delivery. `console` and pino loggers fit as they are.
+ * Receives one structured record per delivery. `console` and pino loggers fit as they are. A method may
+ * be async: a promise it returns is caught, and a logger that throws changes nothing.
  *
  * @example
  * ```ts
@@ -243,9 +268,9 @@ export interface IdempotencyStore {
  * ```
  */
 export interface WebhookLogger {
-  info(record: DeliveryRecord, message?: string): void;
-  warn(record: DeliveryRecord, message?: string): void;
-  error(record: DeliveryRecord, message?: string): void;
+  info(record: DeliveryRecord, message?: string): unknown;
+  warn(record: DeliveryRecord, message?: string): unknown;
+  error(record: DeliveryRecord, message?: string): unknown;
 }
 
 /**
@@ -272,8 +297,19 @@ export interface DeliveryRecord {
   readonly durationMs: number;
   /** Index of the secret that verified the delivery, when one did. */
   readonly secretIndex: number | undefined;
-  /** The failure, on `failed` outcomes (its `cause` holds what a handler or store threw). */
+  /**
+   * The failure, on `failed` outcomes (its `cause` holds what a handler or store threw). Under `err`, the
+   * key whose serializer pino and bunyan apply, so its message, code, stack and cause reach the log.
+   */
+  readonly err?: import('./errors.js').WebhookError;
+  /** The same failure as `err`, not enumerable, so a logger prints it once. Prefer `err`. */
   readonly error?: import('./errors.js').WebhookError;
+  /**
+   * `true` on the record of handlers that settled after the delivery was answered (503
+   * `handler_timeout`): `outcome` then says how they ended (`handled` or `failed`), and `status` and
+   * `code` repeat what the sender was told.
+   */
+  readonly late?: true;
 }
 
 /**
@@ -335,6 +371,24 @@ export interface WebhooksOptions {
   onStoreError?: 'reject' | 'process';
   /** Receives one record per delivery. */
   logger?: WebhookLogger;
+  /**
+   * The dedup scope of this receiver: event ids are remembered per scope, so receivers of different
+   * registrations that share a store each handle every event once. Give one name per webhook
+   * registration (letters, digits, `_`, `-`, `.`, `/`; at most 64), the same in every process that
+   * serves it. Left out, the scope is derived from the secret (a one-way fingerprint), which tells
+   * registrations apart as long as their secrets differ; while rotating, a delivery is deduplicated
+   * against every configured secret's scope, so a retry signed with the new secret does not run again.
+   * `''` is the unscoped key of versions before 0.2 (one registration per store).
+   * @default a fingerprint of the secret
+   */
+  namespace?: string;
+  /**
+   * Most bytes of request bodies the adapters read at once, over all deliveries in flight. A delivery
+   * that would go beyond it is answered 503 `receiver_busy` (with `Retry-After`), so slow or stalled
+   * uploads cannot hold an unbounded amount of memory. At least `maxBodyBytes`.
+   * @default 64 × maxBodyBytes (64 MiB)
+   */
+  maxBodyBytesInFlight?: number;
 }
 
 /**

@@ -61,6 +61,31 @@ describe('PostgresStore (example) beyond the suite', () => {
     expect(results.filter((result) => result === 'claimed')).toHaveLength(1);
   });
 
+  test('after a lease ended, the old owner renews or completes while two pools claim: one side wins', async () => {
+    const stores = [new PostgresStore({ pool, table }), new PostgresStore({ pool: otherPool, table })];
+    for (const call of ['renew', 'complete'] as const) {
+      // The owner's statement goes out before, or after some of, 100 strangers' claims from both pools.
+      for (const before of [0, 0, 2, 10, 50]) {
+        const id = `late-${call}-${crypto.randomUUID()}`;
+        const owner = crypto.randomUUID();
+        await stores[0]!.claim(id, owner, 1);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const claims = Array.from({ length: before }, (_, i) =>
+          stores[i % 2]!.claim(id, crypto.randomUUID(), 60_000),
+        );
+        const mine = stores[0]![call](id, owner, 60_000);
+        const more = Array.from({ length: 100 - before }, (_, i) =>
+          stores[i % 2]!.claim(id, crypto.randomUUID(), 60_000),
+        );
+        const [result, results] = await Promise.all([mine, Promise.all([...claims, ...more])]);
+        const claimed = results.filter((r) => r === 'claimed').length;
+        expect(`${result}, ${claimed} claimed`).toBe(
+          result === 'lost' ? 'lost, 1 claimed' : `${call === 'renew' ? 'renewed' : 'completed'}, 0 claimed`,
+        );
+      }
+    }
+  });
+
   test('purgeExpired deletes ended rows only', async () => {
     const store = new PostgresStore({ pool, table });
     const ended = `ended-${crypto.randomUUID()}`;

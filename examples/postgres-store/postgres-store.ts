@@ -2,17 +2,20 @@
  * An idempotency store kept in PostgreSQL, written as a user of service-webhooks would write one: it
  * imports only the public package, and it passes `storeConformanceSuite` (test/postgres-store.test.ts).
  *
- * One row per event. A claim is a single `INSERT ... ON CONFLICT DO UPDATE ... WHERE expired`, so the
- * database decides atomically who owns the event, including the takeover of a lease left by a crashed
- * worker (the read-then-write race to avoid). `complete` and `release` match the token, so a worker
- * whose lease expired cannot touch the new owner's row. Times come from the database's clock, so
- * application servers with skewed clocks agree.
+ * One row per key. Claim, complete and renew are each a single `INSERT ... ON CONFLICT DO UPDATE ...
+ * WHERE`, so the database decides atomically who holds the event, including the takeover of a lease
+ * left by a crashed worker (the read-then-write race to avoid): the conflicting row is locked and the
+ * WHERE is checked against its latest version. `complete` and `renew` succeed for the token that holds
+ * the row (even after its lease ended) or when no live row exists, so a worker whose lease expired
+ * finishes its work unless another attempt took the event meanwhile, and never touches the new owner's
+ * row. Times come from the database's clock, so application servers with skewed clocks agree.
  */
 import {
   type ClaimResult,
   type CompleteResult,
   ConfigurationError,
   type IdempotencyStore,
+  type RenewResult,
 } from 'service-webhooks';
 
 /** What the store needs from `pg`: a `Pool` (or a `Client`) fits. */
@@ -76,6 +79,7 @@ export class PostgresStore implements IdempotencyStore {
   async createTable(): Promise<void> {
     await this.#pool.query(`
       CREATE TABLE IF NOT EXISTS ${this.#table} (
+        -- The store key (dedup scope and event id); the column's name predates the scope.
         event_id   text PRIMARY KEY,
         -- The owning attempt while in progress; NULL once completed, so no token can match a done event.
         token      text,
@@ -85,7 +89,7 @@ export class PostgresStore implements IdempotencyStore {
       )`);
   }
 
-  async claim(eventId: string, token: string, leaseMs: number): Promise<ClaimResult> {
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
     // Rows the INSERT wrote are invisible to the outer SELECT (one snapshot), hence the UNION: either
     // the claim's own row, or the row that blocked it.
     const { rows } = await this.#pool.query<{ result: string }>(
@@ -100,7 +104,7 @@ export class PostgresStore implements IdempotencyStore {
        SELECT 'claimed' AS result FROM claimed
        UNION ALL
        SELECT state FROM ${this.#table} WHERE event_id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
-      [eventId, token, Math.ceil(leaseMs)],
+      [key, token, Math.ceil(leaseMs)],
     );
     const result = rows[0]?.result;
     if (result === 'claimed' || result === 'completed') return result;
@@ -109,20 +113,35 @@ export class PostgresStore implements IdempotencyStore {
     return 'in_progress';
   }
 
-  async complete(eventId: string, token: string, ttlMs: number): Promise<CompleteResult> {
+  async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    // The token column is NULL once completed, so completing twice with one token finds no holder.
     const { rowCount } = await this.#pool.query(
-      `UPDATE ${this.#table}
-          SET state = 'completed', token = NULL, expires_at = clock_timestamp() + $3 * interval '1 millisecond'
-        WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > clock_timestamp()`,
-      [eventId, token, Math.ceil(ttlMs)],
+      `INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
+       VALUES ($1, NULL, 'completed', clock_timestamp() + $3 * interval '1 millisecond')
+       ON CONFLICT (event_id) DO UPDATE
+         SET token = NULL, state = 'completed', expires_at = EXCLUDED.expires_at
+         WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
+      [key, token, Math.ceil(ttlMs)],
     );
     return rowCount === 1 ? 'completed' : 'lost';
   }
 
-  async release(eventId: string, token: string): Promise<void> {
+  async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const { rowCount } = await this.#pool.query(
+      `INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
+       VALUES ($1, $2, 'in_progress', clock_timestamp() + $3 * interval '1 millisecond')
+       ON CONFLICT (event_id) DO UPDATE
+         SET token = EXCLUDED.token, state = 'in_progress', expires_at = EXCLUDED.expires_at
+         WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
+      [key, token, Math.ceil(leaseMs)],
+    );
+    return rowCount === 1 ? 'renewed' : 'lost';
+  }
+
+  async release(key: string, token: string): Promise<void> {
     await this.#pool.query(
       `DELETE FROM ${this.#table} WHERE event_id = $1 AND token = $2 AND state = 'in_progress'`,
-      [eventId, token],
+      [key, token],
     );
   }
 

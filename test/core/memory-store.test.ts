@@ -1,6 +1,7 @@
 import { ConfigurationError, MemoryStore, StoreUnavailableError } from 'service-webhooks';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
+import { SYNC_CALLS, syncCalls } from '../../src/memory-store.js';
 
 storeConformanceSuite({ name: 'MemoryStore', createStore: () => new MemoryStore(), describe, test });
 
@@ -29,6 +30,138 @@ describe('MemoryStore', () => {
     expect(await store.claim('evt_1', 'c', 45_000)).toBe('completed');
     clock.advance(2);
     expect(await store.claim('evt_1', 'c', 45_000)).toBe('claimed');
+  });
+
+  test('complete: by the holder even after its lease ended, by anyone when nothing live holds the key', async () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    // The holder, late, with nobody having taken over.
+    expect(await store.claim('late', 'a', 1_000)).toBe('claimed');
+    clock.advance(5_000);
+    expect(await store.complete('late', 'a', 10_000)).toBe('completed');
+    expect(await store.claim('late', 'b', 1_000)).toBe('completed');
+    expect(await store.complete('late', 'a', 10_000)).toBe('lost');
+    // Never claimed.
+    expect(await store.complete('absent', 'a', 10_000)).toBe('completed');
+    expect(await store.claim('absent', 'b', 1_000)).toBe('completed');
+    // Another token's lease: lost while it lives (to the millisecond), replaced once it ended.
+    expect(await store.claim('other', 'a', 1_000)).toBe('claimed');
+    clock.advance(999);
+    expect(await store.complete('other', 'b', 10_000)).toBe('lost');
+    expect(await store.claim('other', 'c', 1_000)).toBe('in_progress');
+    clock.advance(1);
+    expect(await store.complete('other', 'b', 10_000)).toBe('completed');
+    expect(await store.complete('other', 'a', 10_000)).toBe('lost');
+    expect(await store.release('other', 'a')).toBeUndefined();
+    expect(await store.claim('other', 'c', 1_000)).toBe('completed');
+    // A completion lives through its last millisecond, and may be recorded again after it.
+    clock.advance(10_000);
+    expect(await store.complete('other', 'c', 10_000)).toBe('lost');
+    clock.advance(1);
+    expect(await store.complete('other', 'c', 10_000)).toBe('completed');
+  });
+
+  test('renew: the lease ends leaseMs after the renewal, on the same terms as complete', async () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    expect(await store.claim('evt', 'a', 1_000)).toBe('claimed');
+    clock.advance(900);
+    expect(await store.renew('evt', 'a', 1_000)).toBe('renewed');
+    clock.advance(999);
+    expect(await store.claim('evt', 'b', 1_000)).toBe('in_progress');
+    expect(await store.renew('evt', 'b', 60_000)).toBe('lost');
+    clock.advance(1);
+    // Ended, nobody took over: the holder gets it back, and a renewal may also shorten the lease.
+    expect(await store.renew('evt', 'a', 500)).toBe('renewed');
+    expect(await store.claim('evt', 'b', 1_000)).toBe('in_progress');
+    clock.advance(500);
+    // Ended again: a stranger's renewal is as good as a claim.
+    expect(await store.renew('evt', 'b', 1_000)).toBe('renewed');
+    expect(await store.renew('evt', 'a', 1_000)).toBe('lost');
+    expect(await store.complete('evt', 'a', 1_000)).toBe('lost');
+    expect(await store.complete('evt', 'b', 10_000)).toBe('completed');
+    expect(await store.renew('evt', 'b', 1_000)).toBe('lost');
+    expect(await store.claim('evt', 'c', 1_000)).toBe('completed');
+    clock.advance(10_001);
+    expect(await store.renew('evt', 'c', 1_000)).toBe('renewed');
+    expect(await store.claim('evt', 'd', 1_000)).toBe('in_progress');
+    expect(await store.renew('never-claimed', 'a', 1_000)).toBe('renewed');
+    expect(await store.claim('never-claimed', 'b', 1_000)).toBe('in_progress');
+  });
+
+  test('a renewal that adds a lease counts against maxInProgress; one that extends a lease does not', async () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ maxInProgress: 2, now: clock.now });
+    await store.claim('a', 'a', 1_000);
+    await store.claim('b', 'b', 5_000);
+    await expect(store.renew('c', 'c', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await store.renew('a', 'a', 1_000)).toBe('renewed');
+    clock.advance(1_000);
+    expect(await store.renew('c', 'c', 1_000)).toBe('renewed');
+    expect(await store.claim('c', 'x', 1_000)).toBe('in_progress');
+  });
+
+  test('the synchronous calls answer as the async ones, call for call', async () => {
+    // Two stores on two identical clocks, driven by one pseudo-random script (seeded: reproducible).
+    const clocks = [fakeClock(), fakeClock()] as const;
+    const viaPromises = new MemoryStore({ maxInProgress: 3, maxEvents: 4, now: clocks[0].now });
+    const direct = new MemoryStore({ maxInProgress: 3, maxEvents: 4, now: clocks[1].now });
+    expect(syncCalls(direct)).toBe(direct[SYNC_CALLS]);
+    const sync = direct[SYNC_CALLS];
+    // mulberry32: small, seeded, and uniform in its high bits.
+    let seed = 42;
+    const next = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
+    };
+    const outcome = async (call: () => unknown) => {
+      try {
+        return await call();
+      } catch (error) {
+        return error instanceof StoreUnavailableError ? 'StoreUnavailableError' : error;
+      }
+    };
+    const seen = new Set<unknown>();
+    for (let step = 0; step < 2_000; step++) {
+      const [key, token, ms] = [`k${next(5)}`, `t${next(3)}`, 1 + next(3_000)];
+      const operation = (['claim', 'complete', 'release', 'renew'] as const)[next(4)]!;
+      const expected = await outcome(() => viaPromises[operation](key, token, ms));
+      const actual = await outcome(() => sync[operation](key, token, ms));
+      expect(actual, `step ${step}: ${operation}(${key}, ${token}, ${ms})`).toEqual(expected);
+      seen.add(`${operation} ${String(actual)}`);
+      const advance = next(1_500);
+      for (const clock of clocks) clock.advance(advance);
+    }
+    // The script reached every answer of every call, so the comparison covered each branch.
+    for (const answer of [
+      'claim claimed',
+      'claim in_progress',
+      'claim completed',
+      'claim StoreUnavailableError',
+      'complete completed',
+      'complete lost',
+      'renew renewed',
+      'renew lost',
+      'renew StoreUnavailableError',
+    ]) {
+      expect(seen, answer).toContain(answer);
+    }
+  });
+
+  test('only a MemoryStore whose four methods nobody replaced is called synchronously', () => {
+    expect(syncCalls(new MemoryStore())).toBeDefined();
+    const spied = new MemoryStore();
+    spied.renew = async () => 'lost';
+    expect(syncCalls(spied)).toBeUndefined();
+    class Renewing extends MemoryStore {
+      override async renew(key: string, token: string, leaseMs: number) {
+        return super.renew(key, token, leaseMs);
+      }
+    }
+    expect(syncCalls(new Renewing())).toBeUndefined();
+    expect(syncCalls({ ...new MemoryStore() } as never)).toBeUndefined();
   });
 
   test('when full, the oldest handled ids are forgotten first, and lookups do not refresh them', async () => {

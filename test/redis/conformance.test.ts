@@ -119,6 +119,36 @@ describe('RedisStore keys', () => {
     await redis.del(store.keyFor(id));
   });
 
+  test('a renewal sets the PTTL to the new lease, keeps the token, and leaves a completion alone', async () => {
+    const store = new RedisStore({ client: redis });
+    const id = `renew-${crypto.randomUUID()}`;
+    const token = crypto.randomUUID();
+    const key = store.keyFor(id);
+    await store.claim(id, token, 1_000);
+    expect(await store.renew(id, token, 60_000)).toBe('renewed');
+    const renewed = await redis.pttl(key);
+    expect(renewed).toBeGreaterThan(59_000);
+    expect(renewed).toBeLessThanOrEqual(60_000);
+    // A renewal counts from now, so it may shorten the lease as well.
+    expect(await store.renew(id, token, 5_000)).toBe('renewed');
+    expect(await redis.pttl(key)).toBeLessThanOrEqual(5_000);
+    expect(await redis.get(key)).toBe(`t:${token}`);
+    // A stranger's renewal changes neither the holder nor the lease.
+    expect(await store.renew(id, crypto.randomUUID(), 60_000)).toBe('lost');
+    expect(await redis.pttl(key)).toBeLessThanOrEqual(5_000);
+    expect(await redis.get(key)).toBe(`t:${token}`);
+    expect(await store.complete(id, token, 86_400_000)).toBe('completed');
+    expect(await store.renew(id, token, 1_000)).toBe('lost');
+    expect(await redis.get(key)).toBe('c');
+    expect(await redis.pttl(key)).toBeGreaterThan(86_000_000);
+    await redis.del(key);
+    // An absent key (a lease Redis already dropped) is taken back with the token and the new lease.
+    expect(await store.renew(id, token, 30_000)).toBe('renewed');
+    expect(await redis.get(key)).toBe(`t:${token}`);
+    expect(await redis.pttl(key)).toBeGreaterThan(29_000);
+    await redis.del(key);
+  });
+
   test('recovers when Redis forgets its scripts (EVALSHA falls back to EVAL)', async () => {
     const store = new RedisStore({ client: redis });
     const id = `noscript-${crypto.randomUUID()}`;
