@@ -1,24 +1,38 @@
+import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { nextClaimToken } from './claim-token.js';
-import { withDeadline } from './deadline.js';
+import { dedupPrefixes, noteSharedScope } from './dedup-scope.js';
 import { parseEnvelope } from './envelope.js';
 import {
+  EventInProgressError,
   EventTooOldError,
   HandlerFailedError,
   HandlerTimeoutError,
   InvalidRequestError,
   InvalidSignatureError,
   LeaseLostError,
+  MethodNotAllowedError,
   MissingSignatureError,
   PayloadTooLargeError,
   RawBodyUnavailableError,
+  STATUS_TABLE,
   StoreUnavailableError,
-  type WebhookError,
+  WebhookError,
 } from './errors.js';
 import { HandlerRegistry } from './handler-registry.js';
-import { syncCalls } from './memory-store.js';
-import { type ResolvedOptions, resolveOptions } from './options.js';
+import { MisconfigurationWatch } from './misconfiguration-watch.js';
+import { type ResolvedOptions, resolveOptions, SENDER_RETRY_SPAN_MS } from './options.js';
 import { exceedsBytes, toText } from './raw-body.js';
 import { DUPLICATE, HANDLED, isStatusCode, responseFor } from './responses.js';
+import {
+  DeliveryContext,
+  type HandlerOutcome,
+  isThenable,
+  runInOrder,
+  SUCCEEDED,
+  toFailed,
+  toSucceeded,
+} from './run-handlers.js';
+import { ScopedStore } from './scoped-store.js';
 import {
   createVerifier,
   readHeader,
@@ -26,21 +40,21 @@ import {
   type SignatureCheck,
   type Verifier,
 } from './signature.js';
-import { TimeoutQueue } from './timeout-queue.js';
+import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
   ClaimResult,
   CompleteResult,
   DeliveryOutcome,
+  DeliveryRecord,
   ErrorListener,
   EventFor,
   HandleInput,
-  HandlerContext,
-  IdempotencyStore,
   RawBody,
   WebhookEvent,
   WebhookEventName,
   WebhookHandler,
+  WebhookLogger,
   WebhookResponse,
   WebhooksOptions,
   WildcardEventName,
@@ -48,6 +62,8 @@ import type {
 
 /** Events dated further ahead than this are refused as forged or mis-clocked. */
 const MAX_FUTURE_SKEW_SECONDS = 300;
+/** Kept beyond the acceptance window: `created` is whole seconds and store clocks round. */
+const CLOCK_MARGIN_MS = 1_000;
 
 /**
  * A webhook receiver: register handlers with `on`, hand deliveries to `handle`. Adapters for each
@@ -89,49 +105,92 @@ export interface Webhooks {
   readonly maxBodyBytes: number;
   /** The handler budget, for adapters whose platform has a shorter one. */
   readonly handlerTimeoutMs: number;
+  /**
+   * The bytes of bodies adapters may read at once (`maxBodyBytesInFlight`), shared by this receiver's
+   * deliveries: adapters take each chunk before keeping it and answer `ReceiverBusyError` when it does
+   * not fit.
+   */
+  readonly bodyBudget: BodyBudget;
 }
 
 type Verified =
-  | { readonly ok: true; readonly event: WebhookEvent; readonly secretIndex: number }
+  | {
+      readonly ok: true;
+      readonly event: WebhookEvent;
+      readonly secretIndex: number;
+      /** How long the id must be remembered once handled: until the event can no longer be accepted. */
+      readonly rememberMs: number;
+    }
   | { readonly ok: false; readonly error: WebhookError };
-
-type HandlerOutcome = { readonly failed: false } | { readonly failed: true; readonly cause: unknown };
-
-const SUCCEEDED: HandlerOutcome = Object.freeze({ failed: false });
 
 /** What a step answers: the response now, or a promise of it when the step had to wait. */
 type Answer = WebhookResponse | Promise<WebhookResponse>;
 
-/** One delivery past verification, as the claim, the handlers and the completion see it. */
-interface Attempt {
-  readonly event: WebhookEvent;
-  readonly secretIndex: number;
-  readonly timeoutMs: number;
+/** What the log record of a delivery is made of. */
+interface LogContext {
   /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
   readonly started: number;
+  readonly event?: WebhookEvent;
+  /** The id as verified (a handler may change `event.id`). */
+  readonly eventId?: string;
+  readonly secretIndex?: number;
+  /** Set once the sender was answered 503 `handler_timeout` while the handlers still ran. */
+  readonly late?: boolean;
+}
+
+/** One delivery past verification, as the claim, the handlers and the completion see it. */
+interface Attempt extends LogContext {
+  readonly event: WebhookEvent;
+  /** The key the claim was made under: the id as verified, whatever a handler does to `event`. */
+  readonly eventId: string;
+  readonly secretIndex: number;
+  readonly rememberMs: number;
+  readonly timeoutMs: number;
   readonly handlers: readonly WebhookHandler<WebhookEvent>[];
   readonly token: string;
   /** False when the store failed and `onStoreError: 'process'` runs the handlers unclaimed. */
   claimed: boolean;
+  late: boolean;
+  /** The handlers settled: renewals stop. */
+  settled: boolean;
+  /** Another attempt took the event over while the handlers ran; reported once. */
+  leaseLost: boolean;
+  /** The next renewal of the lease, while late handlers run. */
+  renewal: PendingTimeout | undefined;
+  /** Until when (`performance.now()`) the lease is renewed at the most. */
+  renewUntil: number;
 }
 
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;
   readonly #verify: Verifier;
-  /** The default MemoryStore's synchronous calls, when the store is one nobody modified. */
-  readonly #memory: ReturnType<typeof syncCalls>;
+  readonly #store: ScopedStore;
+  readonly #leaseMs: number;
+  readonly #dedupTtlMs: number;
   readonly #registry = new HandlerRegistry();
   readonly #errorListeners: ErrorListener[] = [];
   readonly #handlerTimeouts: TimeoutQueue;
-  readonly #storeTimeouts: TimeoutQueue;
+  /** Lease renewals of handlers still running after their answer; made when first needed. */
+  #renewals: TimeoutQueue | undefined;
+  /** Says on stderr when every delivery is refused for a reason of this receiver's setup (no logger). */
+  readonly #watch: MisconfigurationWatch | undefined;
+  #observerFailureShown = false;
+  readonly bodyBudget: BodyBudget;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
-    this.#verify = createVerifier(this.#options.secrets);
-    // Resolved once: the store is fixed for the receiver's life, so this is not a per-delivery check.
-    this.#memory = syncCalls(this.#options.store);
+    const { secrets, namespace, store, leaseSeconds, dedupTtlSeconds } = this.#options;
+    this.#verify = createVerifier(secrets);
+    this.#leaseMs = leaseSeconds * 1000;
+    this.#dedupTtlMs = dedupTtlSeconds * 1000;
     this.#handlerTimeouts = new TimeoutQueue(this.#options.handlerTimeoutMs);
-    this.#storeTimeouts = new TimeoutQueue(this.#options.storeTimeoutMs);
+    const prefixes = dedupPrefixes(namespace, secrets);
+    this.#store = new ScopedStore(store, prefixes, new TimeoutQueue(this.#options.storeTimeoutMs));
+    if (prefixes instanceof Promise) {
+      prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
+    } else noteSharedScope(store, namespace, prefixes);
+    this.#watch = this.#options.logger ? undefined : new MisconfigurationWatch();
+    this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
   }
 
   get maxBodyBytes(): number {
@@ -170,34 +229,35 @@ class WebhookReceiver implements Webhooks {
   handle(input: HandleInput): Promise<WebhookResponse> {
     // Each step answers synchronously when it can (node:crypto, the memory store, a synchronous handler)
     // and returns a promise only when it must wait, so a delivery costs one promise here, not one a step.
+    // Nothing may reject: whatever an adapter passes, or a bug, the sender gets an answer of the table.
+    let answer: Answer;
     try {
-      const answer = this.#handle(input);
-      return answer instanceof Promise ? answer : Promise.resolve(answer);
+      answer = this.#handle(input);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.resolve(this.#unexpected(error));
     }
+    return answer instanceof Promise
+      ? answer.catch((error: unknown) => this.#unexpected(error))
+      : Promise.resolve(answer);
   }
 
   reject(error: WebhookError): WebhookResponse {
-    const code = isStatusCode(error.code) ? error.code : 'handler_failed';
-    const response = responseFor(code);
-    if (response.status >= 500) this.#report(error, undefined);
-    return this.#finish(
-      0,
-      response,
-      response.status >= 500 ? 'failed' : 'rejected',
-      code,
-      undefined,
-      undefined,
-      error,
-    );
+    const context: LogContext = { started: 0 };
+    if (error.status < 500) return this.#refuse(context, error);
+    this.#report(error, undefined);
+    return this.#fail(context, error);
   }
 
   #handle(input: HandleInput): Answer {
     const started = this.#options.logger ? performance.now() : 0;
+    if (typeof input !== 'object' || input === null) {
+      return this.reject(
+        new RawBodyUnavailableError(`handle() needs { body, headers }, not ${describe(input)}.`),
+      );
+    }
     const { method } = input;
-    if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') {
-      return this.#finish(started, responseFor('method_not_allowed'), 'rejected', 'method_not_allowed');
+    if (method !== undefined && method !== 'POST' && String(method).toUpperCase() !== 'POST') {
+      return this.#refuse({ started }, new MethodNotAllowedError());
     }
     const body = input.body;
     if (!isRawBody(body)) {
@@ -234,91 +294,91 @@ class WebhookReceiver implements Webhooks {
         error: check.code === 'missing_signature' ? new MissingSignatureError() : new InvalidSignatureError(),
       };
     }
+    const text = toText(body);
+    if (text === undefined) {
+      return { ok: false, error: new InvalidRequestError('The body is not valid UTF-8.') };
+    }
     let event: WebhookEvent;
     try {
-      event = parseEnvelope(toText(body));
+      event = parseEnvelope(text);
     } catch (error) {
       return { ok: false, error: error as InvalidRequestError };
     }
+    const { maxEventAgeSeconds } = this.#options;
     const ageSeconds = Date.now() / 1000 - event.created;
-    if (ageSeconds > this.#options.maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
+    if (ageSeconds > maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
       return { ok: false, error: new EventTooOldError() };
     }
-    return { ok: true, event, secretIndex: check.secretIndex };
+    // An event dated ahead of this clock stays acceptable for longer than maxEventAgeSeconds from now:
+    // its id is remembered until then, so a captured copy cannot run again in between.
+    const acceptableForMs = Math.ceil((maxEventAgeSeconds - ageSeconds) * 1000) + CLOCK_MARGIN_MS;
+    return {
+      ok: true,
+      event,
+      secretIndex: check.secretIndex,
+      rememberMs: Math.max(acceptableForMs, this.#dedupTtlMs),
+    };
   }
 
   #afterVerify(verified: Verified, timeoutMs: number, started: number): Answer {
     if (!verified.ok) {
-      const { error } = verified;
-      const message = error instanceof InvalidRequestError ? error.message : undefined;
-      return this.#finish(started, responseFor(error.code as never, message), 'rejected', error.code);
+      this.#watch?.refused(verified.error.code);
+      return this.#refuse({ started }, verified.error);
     }
-    const { event, secretIndex } = verified;
+    this.#watch?.verified();
+    const { event, secretIndex, rememberMs } = verified;
     const handlers = this.#registry.handlersFor(event.type);
     // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
-    if (handlers.length === 0)
-      return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+    if (handlers.length === 0) return this.#finish({ started, event, secretIndex }, HANDLED, 'handled');
     return this.#claim({
       event,
+      eventId: event.id,
       secretIndex,
+      rememberMs,
       timeoutMs,
       started,
       handlers,
       token: nextClaimToken(),
       claimed: true,
+      late: false,
+      settled: false,
+      leaseLost: false,
+      renewal: undefined,
+      renewUntil: 0,
     });
   }
 
   /** Step 5: claim the event id, so that a concurrent or later copy of the event does not run again. */
   #claim(attempt: Attempt): Answer {
-    const { event, token } = attempt;
-    const leaseMs = this.#options.leaseSeconds * 1000;
-    const memory = this.#memory;
-    if (memory) {
-      let state: ClaimResult;
-      try {
-        state = memory.claim(event.id, token, leaseMs);
-      } catch (cause) {
-        return this.#claimFailed(attempt, cause);
-      }
-      return this.#afterClaim(attempt, state);
+    let state: ClaimResult | Promise<ClaimResult>;
+    try {
+      state = this.#store.claim(attempt.eventId, attempt.token, this.#leaseMs, attempt.rememberMs);
+    } catch (cause) {
+      return this.#claimFailed(attempt, cause);
     }
-    return this.#storeCall((store) => store.claim(event.id, token, leaseMs), 'store.claim').then(
-      (state) => this.#afterClaim(attempt, state),
-      (cause: unknown) => this.#claimFailed(attempt, cause),
-    );
+    return state instanceof Promise
+      ? state.then(
+          (result) => this.#afterClaim(attempt, result),
+          (cause: unknown) => this.#claimFailed(attempt, cause),
+        )
+      : this.#afterClaim(attempt, state);
   }
 
   #afterClaim(attempt: Attempt, state: unknown): Answer {
-    const { event, secretIndex, started } = attempt;
     if (state === 'claimed') return this.#run(attempt);
-    if (state === 'completed')
-      return this.#finish(started, DUPLICATE, 'duplicate', undefined, event, secretIndex);
-    if (state === 'in_progress') {
-      const response = responseFor('event_in_progress', undefined, this.#options.leaseSeconds);
-      return this.#finish(started, response, 'rejected', 'event_in_progress', event, secretIndex);
-    }
+    if (state === 'completed') return this.#finish(attempt, DUPLICATE, 'duplicate');
+    if (state === 'in_progress')
+      return this.#refuse(attempt, new EventInProgressError(this.#options.leaseSeconds));
     return this.#claimFailed(attempt, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
   }
 
   #claimFailed(attempt: Attempt, cause: unknown): Answer {
-    const { event, started, secretIndex } = attempt;
     // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
     // now, unawaited, so that it does not hold the event until its lease ends.
-    this.#storeCall((store) => store.release(event.id, attempt.token), 'store.release').catch(() => {});
+    this.#releaseQuietly(attempt);
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
-    this.#report(error, event);
-    if (this.#options.onStoreError === 'reject') {
-      return this.#finish(
-        started,
-        responseFor('store_unavailable'),
-        'failed',
-        error.code,
-        event,
-        secretIndex,
-        error,
-      );
-    }
+    this.#report(error, attempt.event);
+    if (this.#options.onStoreError === 'reject') return this.#fail(attempt, error);
     attempt.claimed = false;
     return this.#run(attempt);
   }
@@ -349,79 +409,145 @@ class WebhookReceiver implements Webhooks {
   }
 
   #timedOut(attempt: Attempt, context: DeliveryContext, running: Promise<unknown>): WebhookResponse {
-    const { event, started, secretIndex } = attempt;
     const error = new HandlerTimeoutError(attempt.timeoutMs);
     context.abort(error);
-    this.#report(error, event);
-    // The claim stays until the handlers settle, so a retry meanwhile gets 409 rather than a second run.
-    if (attempt.claimed) {
-      running.then(toSucceeded, toFailed).then((outcome) => this.#settle(attempt, outcome));
-    }
-    return this.#finish(
-      started,
-      responseFor('handler_timeout'),
-      'failed',
-      error.code,
-      event,
-      secretIndex,
-      error,
+    this.#report(error, attempt.event);
+    const response = this.#fail(attempt, error);
+    // From here on the sender has its answer: what the handlers do next is logged as late. The claim
+    // stays, renewed while they run, so a retry meanwhile gets 409 rather than a second run.
+    attempt.late = true;
+    if (attempt.claimed) this.#renew(attempt);
+    running
+      .then(toSucceeded, toFailed)
+      .then((outcome) => this.#settle(attempt, outcome))
+      .catch((cause: unknown) => this.#unexpected(cause));
+    return response;
+  }
+
+  /**
+   * Keep the claim of handlers that outlived their answer, every third of a lease, fenced by the claim
+   * token. Only late handlers get here, so the fast path pays nothing; one shared timer serves them all.
+   * Renewal stops once the sender can no longer retry (its whole schedule has passed).
+   */
+  #renew(attempt: Attempt): void {
+    if (attempt.settled || attempt.leaseLost || !this.#store.renews) return;
+    const now = performance.now();
+    if (attempt.renewUntil === 0) attempt.renewUntil = now + SENDER_RETRY_SPAN_MS;
+    if (now > attempt.renewUntil) return;
+    this.#store.renew(attempt.eventId, attempt.token, this.#leaseMs).then(
+      (result) => {
+        if (result === 'renewed') return this.#scheduleRenewal(attempt);
+        attempt.leaseLost = true;
+        this.#report(new LeaseLostError(attempt.eventId), attempt.event);
+      },
+      (cause: unknown) => {
+        this.#report(
+          new StoreUnavailableError('The store failed to renew the claim of handlers still running.', {
+            cause,
+          }),
+          attempt.event,
+        );
+        this.#scheduleRenewal(attempt);
+      },
     );
+  }
+
+  #scheduleRenewal(attempt: Attempt): void {
+    if (attempt.settled) return;
+    this.#renewals ??= new TimeoutQueue(Math.max(1, Math.floor(this.#leaseMs / 3)));
+    attempt.renewal = this.#renewals.add(() => this.#renew(attempt));
   }
 
   /** Steps 7 and 8: complete or release the claim, and answer. */
   #settle(attempt: Attempt, outcome: HandlerOutcome): Answer {
-    const { event, token, started, secretIndex } = attempt;
-    const memory = this.#memory;
+    attempt.settled = true;
+    if (attempt.renewal) this.#renewals?.cancel(attempt.renewal);
+    const { eventId, token } = attempt;
     if (outcome.failed) {
       const error = new HandlerFailedError(outcome.cause);
-      this.#report(error, event);
-      const answer = () =>
-        this.#finish(started, responseFor('handler_failed'), 'failed', error.code, event, secretIndex, error);
-      if (!attempt.claimed) return answer();
-      if (memory) {
-        memory.release(event.id, token);
-        return answer();
+      this.#report(error, attempt.event);
+      if (!attempt.claimed) return this.#fail(attempt, error);
+      let released: void | Promise<void>;
+      try {
+        released = this.#store.release(eventId, token);
+      } catch (cause) {
+        released = Promise.reject(cause);
       }
-      return this.#storeCall((store) => store.release(event.id, token), 'store.release').then(
-        answer,
-        (cause) => {
+      if (!(released instanceof Promise)) return this.#fail(attempt, error);
+      return released.then(
+        () => this.#fail(attempt, error),
+        (cause: unknown) => {
           // The lease still ends by itself before the sender's first retry.
-          this.#report(new StoreUnavailableError('The store failed to release the claim.', { cause }), event);
-          return answer();
+          this.#report(
+            new StoreUnavailableError('The store failed to release the claim.', { cause }),
+            attempt.event,
+          );
+          return this.#fail(attempt, error);
         },
       );
     }
     if (!attempt.claimed) return this.#handled(attempt, 'completed');
-    const ttlMs = this.#options.dedupTtlSeconds * 1000;
-    if (memory) return this.#handled(attempt, memory.complete(event.id, token, ttlMs));
-    return this.#storeCall((store) => store.complete(event.id, token, ttlMs), 'store.complete').then(
+    let completed: CompleteResult | Promise<CompleteResult>;
+    try {
+      completed = this.#store.complete(eventId, token, attempt.rememberMs);
+    } catch (cause) {
+      completed = Promise.reject(cause);
+    }
+    if (!(completed instanceof Promise)) return this.#handled(attempt, completed);
+    return completed.then(
       (result) => this.#handled(attempt, result),
-      (cause) => {
+      (cause: unknown) => {
         // The handlers did their work: acknowledging is right; the failure to remember it is reported.
         this.#report(
           new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
-          event,
+          attempt.event,
         );
-        return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+        return this.#finish(attempt, HANDLED, 'handled');
       },
     );
   }
 
   #handled(attempt: Attempt, result: CompleteResult): WebhookResponse {
-    const { event, started, secretIndex } = attempt;
-    if (result === 'lost') this.#report(new LeaseLostError(event.id), event);
-    return this.#finish(started, HANDLED, 'handled', undefined, event, secretIndex);
+    if (result === 'lost' && !attempt.leaseLost) {
+      attempt.leaseLost = true;
+      this.#report(new LeaseLostError(attempt.eventId), attempt.event);
+    }
+    return this.#finish(attempt, HANDLED, 'handled');
   }
 
-  /** A store call within `storeTimeoutMs`; a store that throws instead of rejecting is treated alike. */
-  #storeCall<T>(call: (store: IdempotencyStore) => Promise<T>, what: string): Promise<T> {
-    let pending: Promise<T>;
+  #releaseQuietly(attempt: Attempt): void {
     try {
-      pending = call(this.#options.store);
-    } catch (error) {
-      return Promise.reject(error);
+      const released = this.#store.release(attempt.eventId, attempt.token);
+      if (released instanceof Promise) released.catch(() => {});
+    } catch {
+      // The lease ends by itself.
     }
-    return withDeadline(pending, this.#storeTimeouts, what);
+  }
+
+  /** A refusal (4xx, 409): the sender's fault or a race; nothing on our side failed. */
+  #refuse(context: LogContext, error: WebhookError): WebhookResponse {
+    const code = isStatusCode(error.code) ? error.code : 'internal_error';
+    // Only envelope problems are echoed: they were found after the signature proved who sent the body.
+    const message = error instanceof InvalidRequestError ? error.message : undefined;
+    const retryAfter = error instanceof EventInProgressError ? error.retryAfterSeconds : undefined;
+    return this.#finish(context, responseFor(code, message, retryAfter), 'rejected', code);
+  }
+
+  /** A failure on our side (5xx): the sender retries. */
+  #fail(context: LogContext, error: WebhookError): WebhookResponse {
+    const code = isStatusCode(error.code) ? error.code : 'internal_error';
+    return this.#finish(context, responseFor(code), 'failed', code, error);
+  }
+
+  /** Whatever threw where nothing should: answered 500 so the sender retries, and reported. */
+  #unexpected(cause: unknown): WebhookResponse {
+    const error = new WebhookError(
+      'internal_error',
+      'service-webhooks failed unexpectedly while answering a delivery.',
+      { cause },
+    );
+    this.#report(error, undefined);
+    return this.#fail({ started: 0 }, error);
   }
 
   #report(error: WebhookError, event: WebhookEvent | undefined): void {
@@ -436,126 +562,80 @@ class WebhookReceiver implements Webhooks {
     }
     for (const listener of this.#errorListeners) {
       try {
-        listener(error, event);
-      } catch {
-        // An observer's own failure must not change the answer to the sender.
+        const result = listener(error, event);
+        if (isThenable(result)) result.then(undefined, (cause: unknown) => this.#observerFailed(cause));
+      } catch (cause) {
+        this.#observerFailed(cause);
       }
     }
+  }
+
+  /**
+   * An observer's own failure must neither change the answer nor crash the process (an unhandled
+   * rejection would): it is said once on stderr, since the observer itself cannot be trusted to say it.
+   */
+  #observerFailed(cause: unknown): void {
+    if (this.#observerFailureShown) return;
+    this.#observerFailureShown = true;
+    console.error(
+      '[service-webhooks] An onError listener or the logger threw or rejected; the delivery was answered as usual. Further observer failures are not shown.',
+      cause,
+    );
   }
 
   #finish(
-    started: number,
+    context: LogContext,
     response: WebhookResponse,
     outcome: DeliveryOutcome,
-    code: string | undefined,
-    event?: WebhookEvent,
-    secretIndex?: number,
+    code?: string,
     error?: WebhookError,
   ): WebhookResponse {
     const logger = this.#options.logger;
-    if (logger) {
-      const record = {
-        eventId: event?.id,
-        eventType: event?.type,
-        outcome,
-        status: response.status,
-        code,
-        durationMs: started === 0 ? 0 : Math.round((performance.now() - started) * 1000) / 1000,
-        secretIndex,
-        ...(error ? { error } : {}),
-      };
-      try {
-        if (outcome === 'failed') logger.error(record, 'webhook delivery failed');
-        else if (outcome === 'rejected') logger.warn(record, 'webhook delivery rejected');
-        else logger.info(record, 'webhook delivery');
-      } catch {
-        // A broken logger must not change the answer to the sender.
-      }
-    }
+    if (logger) this.#log(logger, context, response, outcome, code, error);
     return response;
   }
-}
 
-/**
- * The handler context. Its AbortController is built only when a handler reads `signal`, which most
- * never do: creating one costs more than the rest of the dispatch together (EventTarget set-up and
- * the garbage it leaves). A signal first read after the timeout is already aborted, with the same
- * reason. `signal` is a getter on the prototype (a getter defined per object is as slow as the
- * controller itself), so it is read, destructured and passed on as before, but not copied by a spread.
- */
-class DeliveryContext implements HandlerContext {
-  readonly secretIndex: number;
-  #controller: AbortController | undefined;
-  #aborted = false;
-  #reason: unknown;
-
-  constructor(secretIndex: number) {
-    this.secretIndex = secretIndex;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
+  #log(
+    logger: WebhookLogger,
+    context: LogContext,
+    response: WebhookResponse,
+    outcome: DeliveryOutcome,
+    code: string | undefined,
+    error: WebhookError | undefined,
+  ): void {
+    const { started, event, late } = context;
+    // A late record repeats what the sender was told (503 handler_timeout), not an answer never sent.
+    const record: { -readonly [K in keyof DeliveryRecord]: DeliveryRecord[K] } = {
+      eventId: context.eventId ?? event?.id,
+      eventType: event?.type,
+      outcome,
+      status: late ? STATUS_TABLE.handler_timeout.status : response.status,
+      code: late ? 'handler_timeout' : code,
+      durationMs: started === 0 ? 0 : Math.round((performance.now() - started) * 1000) / 1000,
+      secretIndex: context.secretIndex,
+    };
+    if (error) {
+      // `err` is the key pino's and bunyan's error serializer reads (message, stack, code, cause);
+      // `error` stays for code that read it, hidden from loggers so the failure is printed once.
+      record.err = error;
+      Object.defineProperty(record, 'error', { value: error, enumerable: false });
     }
-    return this.#controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    this.#aborted = true;
-    this.#reason = reason;
-    this.#controller?.abort(reason);
-  }
-}
-
-/**
- * Run the handlers one after another. Handlers that return synchronously are called in the same tick
- * and the outcome comes back as a plain value, so no timer or promise is spent on them (a synchronous
- * handler cannot be timed out anyway); from the first pending result on, the rest run asynchronously,
- * and what comes back is a promise that fulfils when all are done and rejects with the first failure.
- */
-function runInOrder(
-  handlers: readonly WebhookHandler<WebhookEvent>[],
-  event: WebhookEvent,
-  context: HandlerContext,
-): HandlerOutcome | Promise<unknown> {
-  for (let index = 0; index < handlers.length; index++) {
-    let result: unknown;
+    if (late) record.late = true;
     try {
-      result = handlers[index]!(event, context);
+      let result: unknown;
+      if (late) {
+        result =
+          outcome === 'failed'
+            ? logger.error(record, 'webhook handlers failed after the delivery was answered')
+            : logger.warn(record, 'webhook handlers finished after the delivery was answered');
+      } else if (outcome === 'failed') result = logger.error(record, 'webhook delivery failed');
+      else if (outcome === 'rejected') result = logger.warn(record, 'webhook delivery rejected');
+      else result = logger.info(record, 'webhook delivery');
+      if (isThenable(result)) result.then(undefined, (cause: unknown) => this.#observerFailed(cause));
     } catch (cause) {
-      return { failed: true, cause };
-    }
-    if (isThenable(result)) {
-      // The last (usually the only) handler's own promise will do: no async function around it.
-      return index === handlers.length - 1
-        ? Promise.resolve(result)
-        : finishInOrder(result, handlers, index + 1, event, context);
+      this.#observerFailed(cause);
     }
   }
-  return SUCCEEDED;
-}
-
-async function finishInOrder(
-  pending: PromiseLike<unknown>,
-  handlers: readonly WebhookHandler<WebhookEvent>[],
-  next: number,
-  event: WebhookEvent,
-  context: HandlerContext,
-): Promise<void> {
-  await pending;
-  for (let index = next; index < handlers.length; index++) await handlers[index]!(event, context);
-}
-
-const toSucceeded = (): HandlerOutcome => SUCCEEDED;
-const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cause });
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 function isRawBody(body: unknown): body is RawBody {

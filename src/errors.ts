@@ -28,6 +28,14 @@ export const STATUS_TABLE = {
     message: 'The receiver did not finish handling the event in time; retry later.',
   },
   store_unavailable: { status: 503, message: 'The receiver cannot record events right now; retry later.' },
+  internal_error: {
+    status: 500,
+    message: 'The receiver failed unexpectedly; retry later.',
+  },
+  receiver_busy: {
+    status: 503,
+    message: 'The receiver is reading too many request bodies at once; retry later.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** A stable, machine-readable error code from the status table (plus `invalid_configuration` and `lease_lost`). */
@@ -150,8 +158,11 @@ export class MethodNotAllowedError extends WebhookError {
  */
 export class EventInProgressError extends WebhookError {
   override name = 'EventInProgressError';
-  constructor() {
+  /** The `Retry-After` of the answer: the lease, after which the claim has ended or been renewed. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(retryAfterSeconds?: number) {
     super('event_in_progress', STATUS_TABLE.event_in_progress.message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -195,6 +206,21 @@ export class StoreUnavailableError extends WebhookError {
   override name = 'StoreUnavailableError';
   constructor(message: string, options?: { cause?: unknown }) {
     super('store_unavailable', message, options);
+  }
+}
+
+/**
+ * The adapters are already reading `maxBodyBytesInFlight` bytes of request bodies; this delivery would
+ * go beyond it (503 with `Retry-After`, so the sender retries). Guards memory against many slow uploads.
+ * @example
+ * ```ts
+ * if (!webhooks.bodyBudget.take(chunk.byteLength)) return webhooks.reject(new ReceiverBusyError());
+ * ```
+ */
+export class ReceiverBusyError extends WebhookError {
+  override name = 'ReceiverBusyError';
+  constructor() {
+    super('receiver_busy', STATUS_TABLE.receiver_busy.message);
   }
 }
 

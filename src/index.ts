@@ -10,6 +10,8 @@
  * ```
  * @packageDocumentation
  */
+
+export type { BodyBudget } from './body-budget.js';
 export { createWebhooks, type Webhooks } from './create-webhooks.js';
 export {
   ConfigurationError,
@@ -24,6 +26,7 @@ export {
   MissingSignatureError,
   PayloadTooLargeError,
   RawBodyUnavailableError,
+  ReceiverBusyError,
   STATUS_TABLE,
   StoreUnavailableError,
   WebhookError,

@@ -1,11 +1,21 @@
 import { ConfigurationError } from './errors.js';
 import { MemoryStore } from './memory-store.js';
+import { secretList } from './secrets.js';
 import type { IdempotencyStore, WebhookLogger, WebhooksOptions } from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
 const FIRST_RETRY_SECONDS = 60;
 /** The sender gives each attempt 30 seconds. */
 const SENDER_TIMEOUT_MS = 30_000;
+/** The sender's retries come 1, 5 and 15 minutes after the attempt before. */
+const SENDER_RETRY_DELAYS_SECONDS = [60, 300, 900] as const;
+/**
+ * From a first attempt to the end of the last one: past this the sender never delivers the event
+ * again (only a replay could), so nothing is gained by holding a claim longer.
+ */
+export const SENDER_RETRY_SPAN_MS =
+  SENDER_RETRY_DELAYS_SECONDS.reduce((sum, seconds) => sum + seconds * 1000, 0) +
+  (SENDER_RETRY_DELAYS_SECONDS.length + 1) * SENDER_TIMEOUT_MS;
 
 /** The defaults, each derived from the sender's schedule (README "Options" gives the reasons). */
 export const DEFAULTS = {
@@ -17,6 +27,12 @@ export const DEFAULTS = {
   storeTimeoutMs: 2_000,
   onStoreError: 'reject',
 } as const;
+
+/** How many bodies of the largest size may be read at once by default. */
+const BODY_BYTES_IN_FLIGHT_FACTOR = 64;
+
+/** An explicit dedup scope: a name, or '' for the unscoped keys of earlier versions. */
+const NAMESPACE = /^[\w.\-/]{0,64}$/;
 
 /** Options after defaults and validation. */
 export interface ResolvedOptions {
@@ -30,6 +46,9 @@ export interface ResolvedOptions {
   readonly storeTimeoutMs: number;
   readonly onStoreError: 'reject' | 'process';
   readonly logger: WebhookLogger | undefined;
+  /** `undefined` when left out: the scope is then derived from the secrets. */
+  readonly namespace: string | undefined;
+  readonly maxBodyBytesInFlight: number;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -38,24 +57,6 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
     throw new ConfigurationError(`\`${name}\` must be a positive whole number; got ${String(value)}.`);
   }
   return value;
-}
-
-function resolveSecrets(secret: unknown): readonly string[] {
-  const secrets = typeof secret === 'string' ? [secret] : secret;
-  if (!Array.isArray(secrets) || secrets.length === 0) {
-    throw new ConfigurationError(
-      '`secret` is missing: pass the webhook secret from your dashboard (a string), or a list of secrets while rotating.',
-    );
-  }
-  secrets.forEach((value: unknown, index) => {
-    if (typeof value !== 'string' || value.length === 0) {
-      const where = secrets.length > 1 ? ` (entry ${index})` : '';
-      throw new ConfigurationError(
-        `\`secret\`${where} is empty: is the environment variable that holds the webhook secret set?`,
-      );
-    }
-  });
-  return Object.freeze([...secrets]);
 }
 
 function resolveStore(store: unknown): IdempotencyStore {
@@ -76,7 +77,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('createWebhooks needs an options object: createWebhooks({ secret }).');
   }
-  const secrets = resolveSecrets(options.secret);
+  const secrets = secretList(options.secret);
   const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes);
   const leaseSeconds = positiveInteger('leaseSeconds', options.leaseSeconds, DEFAULTS.leaseSeconds);
   const dedupTtlSeconds = positiveInteger(
@@ -138,8 +139,26 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
       '`logger` needs info, warn and error methods (console and pino loggers fit).',
     );
   }
+  const namespace = options.namespace;
+  if (namespace !== undefined && (typeof namespace !== 'string' || !NAMESPACE.test(namespace))) {
+    throw new ConfigurationError(
+      `\`namespace\` must be letters, digits, \`_\`, \`-\`, \`.\` or \`/\`, at most 64 (or '' for unscoped keys); got ${JSON.stringify(namespace)}.`,
+    );
+  }
+  const maxBodyBytesInFlight = positiveInteger(
+    'maxBodyBytesInFlight',
+    options.maxBodyBytesInFlight,
+    BODY_BYTES_IN_FLIGHT_FACTOR * maxBodyBytes,
+  );
+  if (maxBodyBytesInFlight < maxBodyBytes) {
+    throw new ConfigurationError(
+      `\`maxBodyBytesInFlight\` (${maxBodyBytesInFlight}) is below \`maxBodyBytes\` (${maxBodyBytes}): a delivery of the largest accepted size could never be read. Raise it to at least ${maxBodyBytes}.`,
+    );
+  }
   return Object.freeze({
     secrets,
+    namespace,
+    maxBodyBytesInFlight,
     store: resolveStore(options.store),
     maxBodyBytes,
     maxEventAgeSeconds,

@@ -1,9 +1,10 @@
+import { isUtf8 } from './node-builtins.js';
 import type { RawBody } from './types.js';
 
 const encoder = new TextEncoder();
-// Non-fatal: the signature already covered the exact bytes; invalid UTF-8 then fails JSON checks.
-// The BOM is kept here and dropped by `toText`, so both decoding paths drop exactly one.
-const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+// Fatal: invalid UTF-8 is refused, not replaced with U+FFFD, which would let two different signed
+// bodies (and so two event ids) decode to one. The BOM is kept here and dropped by `toText`.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
 
 /** The body as bytes, copying only when it arrived as a string (Web Crypto needs bytes). */
 export function toBytes(body: RawBody): Uint8Array {
@@ -14,18 +15,31 @@ export function toBytes(body: RawBody): Uint8Array {
 /**
  * Node's Buffer where the runtime has one. Under HTTP load, `Buffer#toString` decoded a 2 KiB body
  * about 0.8 µs faster per request than `TextDecoder#decode`, whose JavaScript wrapper (argument and
- * option checks) costs more than the decoding; both replace invalid UTF-8 with U+FFFD.
+ * option checks) costs more than the decoding; node:buffer's `isUtf8` (native, vectorised) checks the
+ * bytes first, since `toString` would replace invalid sequences silently.
  */
 const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 
-/** The body as text for `JSON.parse`, without the byte order mark some senders prepend. */
-export function toText(body: RawBody): string {
-  const text =
-    typeof body === 'string'
-      ? body
-      : NodeBuffer !== undefined && body instanceof NodeBuffer
-        ? body.toString('utf8')
-        : decoder.decode(body);
+/**
+ * The body as text for `JSON.parse`, without the byte order mark some senders prepend, or `undefined`
+ * when it is not valid UTF-8 (for a string: not well-formed UTF-16, a lone surrogate, which UTF-8
+ * signing would have encoded as U+FFFD).
+ */
+export function toText(body: RawBody): string | undefined {
+  let text: string;
+  if (typeof body === 'string') {
+    if ((body as { isWellFormed?: () => boolean }).isWellFormed?.() === false) return undefined;
+    text = body;
+  } else if (NodeBuffer !== undefined && isUtf8 !== undefined && body instanceof NodeBuffer) {
+    if (!isUtf8(body)) return undefined;
+    text = body.toString('utf8');
+  } else {
+    try {
+      text = decoder.decode(body);
+    } catch {
+      return undefined;
+    }
+  }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 

@@ -26,12 +26,15 @@ export const DUPLICATE: WebhookResponse = freeze(
 function errorResponse(code: Code, message: string, retryAfter?: string): WebhookResponse {
   const headers: Record<string, string> = { 'content-type': JSON_TYPE };
   if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+  // RFC 9110 §15.5.6: a 405 names the methods the resource supports.
+  if (code === 'method_not_allowed') headers.allow = 'POST';
   return freeze(STATUS_TABLE[code].status, headers, JSON.stringify({ error: { code, message } }));
 }
 
 const RETRY_AFTER: Partial<Record<Code, string>> = {
   handler_timeout: RETRY_AFTER_SECONDS,
   store_unavailable: RETRY_AFTER_SECONDS,
+  receiver_busy: RETRY_AFTER_SECONDS,
 };
 
 const BY_CODE = Object.fromEntries(

@@ -1,5 +1,6 @@
-import { nodeCrypto } from './node-crypto.js';
+import { nodeCrypto } from './node-builtins.js';
 import { toBytes } from './raw-body.js';
+import { secretList } from './secrets.js';
 import type { HeadersInput, RawBody } from './types.js';
 
 /** The header the service signs deliveries with. */
@@ -65,10 +66,13 @@ function toHex(bytes: Uint8Array): string {
 }
 
 /** One header value, whichever way the framework hands headers over; repeated values count as malformed. */
-export function readHeader(headers: HeadersInput, name: string): string | undefined {
+export function readHeader(headers: HeadersInput | null | undefined, name: string): string | undefined {
+  // Adapters pass what their platform gives: Lambda events carry `null` values, and a broken one may
+  // pass no headers at all. Anything but a string (or a list of them) counts as absent.
+  if (typeof headers !== 'object' || headers === null) return undefined;
   if (typeof headers.get === 'function')
     return (headers as { get(n: string): string | null }).get(name) ?? undefined;
-  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  const record = headers as Readonly<Record<string, unknown>>;
   let value = Object.hasOwn(record, name) ? record[name] : undefined;
   if (value === undefined) {
     for (const key of Object.keys(record)) {
@@ -78,12 +82,11 @@ export function readHeader(headers: HeadersInput, name: string): string | undefi
       }
     }
   }
-  if (typeof value === 'string' || value === undefined) return value;
-  return value.length === 1 ? value[0] : value.join(',');
-}
-
-function secretList(secrets: string | readonly string[]): readonly string[] {
-  return typeof secrets === 'string' ? [secrets] : secrets;
+  if (typeof value === 'string') return value;
+  if (!Array.isArray(value)) return undefined;
+  const values = value.filter((item): item is string => typeof item === 'string');
+  if (values.length === 0) return undefined;
+  return values.length === 1 ? values[0] : values.join(',');
 }
 
 function requireNodeCrypto(what: string): NonNullable<typeof nodeCrypto> {
@@ -168,7 +171,8 @@ function importKey(secret: string): Promise<CryptoKey> {
 
 /**
  * Check an `x-service-signature` value against the exact body received, synchronously, with node:crypto.
- * Never throws for bad input: a missing or malformed header is a result, not an exception.
+ * Never throws for bad input: a missing or malformed header is a result, not an exception. An empty or
+ * blank secret is a mistake in the setup, not in the input, and throws a `ConfigurationError`.
  *
  * @param body the raw bytes received, or the exact string
  * @param header the header value, `undefined` when absent
@@ -203,7 +207,11 @@ export function verifySignatureWeb(
   header: string | undefined,
   secrets: string | readonly string[],
 ): Promise<SignatureCheck> {
-  return Promise.resolve(createWebVerifier(secretList(secrets))(body, header));
+  try {
+    return Promise.resolve(createWebVerifier(secretList(secrets))(body, header));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -218,7 +226,7 @@ export function verifySignatureWeb(
  */
 export function signPayload(body: RawBody, secret: string): string {
   const crypto = requireNodeCrypto('signPayload');
-  const hmac = crypto.createHmac('sha256', secret);
+  const hmac = crypto.createHmac('sha256', secretList(secret)[0]!);
   return (
     PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))).digest('hex')
   );
@@ -233,7 +241,7 @@ export function signPayload(body: RawBody, secret: string): string {
  * ```
  */
 export async function signPayloadWeb(body: RawBody, secret: string): Promise<string> {
-  const key = await importKey(secret);
+  const key = await importKey(secretList(secret)[0]!);
   const mac = await crypto.subtle.sign('HMAC', key, toBytes(body) as Uint8Array<ArrayBuffer>);
   return PREFIX + toHex(new Uint8Array(mac));
 }

@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { signPayload, signPayloadWeb, verifySignature, verifySignatureWeb } from 'service-webhooks';
+import {
+  ConfigurationError,
+  createWebhooks,
+  signPayload,
+  signPayloadWeb,
+  verifySignature,
+  verifySignatureWeb,
+} from 'service-webhooks';
 import { describe, expect, test } from 'vitest';
 
 const SECRET = "It's a Secret to Everybody";
@@ -82,8 +89,9 @@ describe('signatures', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.uint8Array({ maxLength: 4096 }),
-        fc.string({ minLength: 1, maxLength: 64 }),
-        fc.string({ minLength: 1, maxLength: 64 }),
+        // Blank secrets are refused (next test); every other secret must verify alike on both paths.
+        fc.string({ minLength: 1, maxLength: 64 }).filter((value) => value.trim() !== ''),
+        fc.string({ minLength: 1, maxLength: 64 }).filter((value) => value.trim() !== ''),
         fc.constantFrom('signed', 'other-secret', 'flipped', 'random'),
         fc.string({ maxLength: 80 }),
         async (body, secret, otherSecret, kind, random) => {
@@ -105,5 +113,20 @@ describe('signatures', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  test.each([
+    ['empty', ''],
+    ['white space', ' \t\n'],
+  ])('an %s secret is refused alike by every verify and sign function', async (_, blank) => {
+    const body = '{"id":"evt_1"}';
+    const header = signPayload(body, 'whsec_real');
+    expect(() => verifySignature(body, header, blank)).toThrow(ConfigurationError);
+    expect(() => verifySignature(body, header, ['whsec_real', blank])).toThrow(/entry 1/);
+    await expect(verifySignatureWeb(body, header, blank)).rejects.toThrow(ConfigurationError);
+    await expect(verifySignatureWeb(body, header, ['whsec_real', blank])).rejects.toThrow(/entry 1/);
+    expect(() => signPayload(body, blank)).toThrow(ConfigurationError);
+    await expect(signPayloadWeb(body, blank)).rejects.toThrow(ConfigurationError);
+    expect(() => createWebhooks({ secret: blank })).toThrow(ConfigurationError);
   });
 });

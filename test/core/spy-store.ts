@@ -16,6 +16,11 @@ export class SpyStore implements IdempotencyStore {
     this.calls.push(`release ${eventId}`);
     return this.inner.release(eventId, token);
   }
+  renew(eventId: string, token: string, leaseMs: number) {
+    this.calls.push(`renew ${eventId}`);
+    if (!this.inner.renew) throw new Error('the inner store cannot renew');
+    return this.inner.renew(eventId, token, leaseMs);
+  }
 }
 
 /** A store whose chosen methods fail (reject) or hang (never settle). */

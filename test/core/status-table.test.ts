@@ -17,11 +17,14 @@ import { describe, expect, test } from 'vitest';
 import { FaultyStore, SpyStore } from './spy-store.js';
 
 const secret = 'whsec_status_table';
+/** A named dedup scope, so the store keys these tests expect are plain to read. */
+const namespace = 'status';
+const key = (eventId: string) => `${namespace}:${eventId}`;
 
 function setup(options: Partial<WebhooksOptions> = {}) {
   const store = (options.store as SpyStore | undefined) ?? new SpyStore();
   const errors: WebhookError[] = [];
-  const webhooks = createWebhooks({ secret, ...options, store });
+  const webhooks = createWebhooks({ secret, namespace, ...options, store });
   webhooks.onError((error) => errors.push(error));
   return { webhooks, store, errors };
 }
@@ -53,7 +56,7 @@ describe('status table', () => {
     expect(JSON.parse(response.body)).toEqual({ received: true });
     expect(response.headers['x-webhook-duplicate']).toBeUndefined();
     expect(calls).toBe(1);
-    expect(store.calls).toEqual([`claim ${event.id}`, `complete ${event.id}`]);
+    expect(store.calls).toEqual([`claim ${key(event.id)}`, `complete ${key(event.id)}`]);
   });
 
   test('200 handled: no handler registered for this type (the store is not needed)', async () => {
@@ -248,7 +251,7 @@ describe('status table', () => {
     expect(failed.body).not.toMatch(/hunter2|ECONNREFUSED|db\.internal/);
     expect(errors[0]).toBeInstanceOf(HandlerFailedError);
     expect((errors[0]!.cause as Error).message).toContain('ECONNREFUSED');
-    expect(store.calls).toEqual([`claim ${event.id}`, `release ${event.id}`]);
+    expect(store.calls).toEqual([`claim ${key(event.id)}`, `release ${key(event.id)}`]);
 
     const retry = await deliver(webhooks, event, { secret });
     expect(retry.status).toBe(200);
@@ -293,7 +296,7 @@ describe('status table', () => {
     expect((await deliver(webhooks, event, { secret })).status).toBe(409);
     finish();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(store.calls.at(-1)).toBe(`complete ${event.id}`);
+    expect(store.calls.at(-1)).toBe(`complete ${key(event.id)}`);
     const retry = await deliver(webhooks, event, { secret });
     expect(retry.status).toBe(200);
     expect(retry.headers['x-webhook-duplicate']).toBe('true');
@@ -313,7 +316,7 @@ describe('status table', () => {
     const event = createTestEvent('project.deleted');
     expect((await deliver(webhooks, event, { secret })).status).toBe(503);
     await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(store.calls.at(-1)).toBe(`release ${event.id}`);
+    expect(store.calls.at(-1)).toBe(`release ${key(event.id)}`);
     expect((await deliver(webhooks, event, { secret })).status).toBe(200);
     expect(calls).toBe(2);
   });
