@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const RECEIVER = fileURLToPath(new URL('./fixtures/express-receiver.ts', import.meta.url));
+const FAN_OUT_RECEIVER = fileURLToPath(new URL('./fixtures/fan-out-receiver.ts', import.meta.url));
 
 /** The tests run the built bin, as users do; `npm test` builds first. */
 export function requireBuiltCli(): void {
@@ -77,6 +78,14 @@ export async function startSandboxProcess(args: string[]): Promise<Child & { url
 /** The Express receiver fixture; `url` has no trailing slash. */
 export async function startReceiverProcess(secret: string): Promise<Child & { url: string }> {
   const started = await startChild(['--import', 'tsx', RECEIVER], { SECRET: secret }, /\{"port":(\d+)\}/);
+  return { ...started, url: `http://127.0.0.1:${started.match[1]}` };
+}
+
+/** The fan-out receiver fixture (two registrations, one RedisStore); `url` has no trailing slash. */
+export async function startFanOutReceiverProcess(
+  env: Record<string, string>,
+): Promise<Child & { url: string }> {
+  const started = await startChild(['--import', 'tsx', FAN_OUT_RECEIVER], env, /\{"port":(\d+)\}/);
   return { ...started, url: `http://127.0.0.1:${started.match[1]}` };
 }
 
