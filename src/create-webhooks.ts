@@ -14,6 +14,7 @@ import {
   MissingSignatureError,
   PayloadTooLargeError,
   RawBodyUnavailableError,
+  SecretUnavailableError,
   STATUS_TABLE,
   StoreUnavailableError,
   WebhookError,
@@ -33,6 +34,7 @@ import {
   toSucceeded,
 } from './run-handlers.js';
 import { ScopedStore } from './scoped-store.js';
+import { secretList } from './secrets.js';
 import {
   createVerifier,
   readHeader,
@@ -51,6 +53,7 @@ import type {
   EventFor,
   HandleInput,
   RawBody,
+  SecretOption,
   WebhookEvent,
   WebhookEventName,
   WebhookHandler,
@@ -163,8 +166,13 @@ interface Attempt extends LogContext {
 
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;
-  readonly #verify: Verifier;
-  readonly #store: ScopedStore;
+  /** Built from the secrets: at construction, or on first use when `secret` is a function. */
+  #verify: Verifier | undefined;
+  /** Built with the verifier (the default scope is derived from the secrets); read only after it. */
+  #store!: ScopedStore;
+  readonly #storeTimeouts: TimeoutQueue;
+  /** The `secret` function's pending call, shared by the deliveries that wait for it. */
+  #loadingSecrets: Promise<SecretUnavailableError | undefined> | undefined;
   readonly #leaseMs: number;
   readonly #dedupTtlMs: number;
   readonly #registry = new HandlerRegistry();
@@ -179,16 +187,12 @@ class WebhookReceiver implements Webhooks {
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
-    const { secrets, namespace, store, leaseSeconds, dedupTtlSeconds } = this.#options;
-    this.#verify = createVerifier(secrets);
+    const { secret, leaseSeconds, dedupTtlSeconds } = this.#options;
     this.#leaseMs = leaseSeconds * 1000;
     this.#dedupTtlMs = dedupTtlSeconds * 1000;
     this.#handlerTimeouts = new TimeoutQueue(this.#options.handlerTimeoutMs);
-    const prefixes = dedupPrefixes(namespace, secrets);
-    this.#store = new ScopedStore(store, prefixes, new TimeoutQueue(this.#options.storeTimeoutMs));
-    if (prefixes instanceof Promise) {
-      prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
-    } else noteSharedScope(store, namespace, prefixes);
+    this.#storeTimeouts = new TimeoutQueue(this.#options.storeTimeoutMs);
+    if (typeof secret !== 'function') this.#useSecrets(secret);
     this.#watch = this.#options.logger ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
   }
@@ -248,6 +252,60 @@ class WebhookReceiver implements Webhooks {
     return this.#fail(context, error);
   }
 
+  /** What depends on the secrets: the verifier with its prepared keys, and the dedup scope. */
+  #useSecrets(secrets: readonly string[]): void {
+    const { namespace, store } = this.#options;
+    const prefixes = dedupPrefixes(namespace, secrets);
+    this.#store = new ScopedStore(store, prefixes, this.#storeTimeouts);
+    if (prefixes instanceof Promise) {
+      prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
+    } else noteSharedScope(store, namespace, prefixes);
+    this.#verify = createVerifier(secrets);
+  }
+
+  /**
+   * Call the `secret` function: synchronously when it answers synchronously (so a sync function keeps
+   * the synchronous path), else once for all deliveries waiting. A failure is not kept: the next
+   * delivery calls it again, so a secrets manager that was down is asked once it is back.
+   */
+  #loadSecrets(): SecretUnavailableError | undefined | Promise<SecretUnavailableError | undefined> {
+    if (this.#loadingSecrets) return this.#loadingSecrets;
+    const source = this.#options.secret as () => SecretOption | Promise<SecretOption>;
+    let result: SecretOption | Promise<SecretOption>;
+    try {
+      result = source();
+    } catch (cause) {
+      return this.#secretFailed(cause);
+    }
+    if (!isThenable(result)) return this.#acceptSecrets(result);
+    const loading = Promise.resolve(result).then(
+      (value) => this.#acceptSecrets(value),
+      (cause: unknown) => this.#secretFailed(cause),
+    );
+    this.#loadingSecrets = loading;
+    void loading.then(() => {
+      this.#loadingSecrets = undefined;
+    });
+    return loading;
+  }
+
+  #acceptSecrets(value: unknown): SecretUnavailableError | undefined {
+    let secrets: readonly string[];
+    try {
+      secrets = secretList(value);
+    } catch (cause) {
+      return this.#secretFailed(cause);
+    }
+    this.#useSecrets(secrets);
+    return undefined;
+  }
+
+  #secretFailed(cause: unknown): SecretUnavailableError {
+    const error = new SecretUnavailableError({ cause });
+    this.#report(error, undefined);
+    return error;
+  }
+
   #handle(input: HandleInput): Answer {
     const started = this.#options.logger ? performance.now() : 0;
     if (typeof input !== 'object' || input === null) {
@@ -281,7 +339,15 @@ class WebhookReceiver implements Webhooks {
   #verifyAndParse(body: RawBody, header: string | undefined): Verified | Promise<Verified> {
     if (exceedsBytes(body, this.#options.maxBodyBytes))
       return { ok: false, error: new PayloadTooLargeError() };
-    const check = this.#verify(body, header);
+    const verify = this.#verify;
+    if (verify === undefined) {
+      const loaded = this.#loadSecrets();
+      if (loaded instanceof Promise) {
+        return loaded.then((error) => (error ? { ok: false, error } : this.#verifyAndParse(body, header)));
+      }
+      return loaded ? { ok: false, error: loaded } : this.#verifyAndParse(body, header);
+    }
+    const check = verify(body, header);
     return check instanceof Promise
       ? check.then((result) => this.#parse(body, result))
       : this.#parse(body, check);
@@ -322,8 +388,10 @@ class WebhookReceiver implements Webhooks {
 
   #afterVerify(verified: Verified, timeoutMs: number, started: number): Answer {
     if (!verified.ok) {
-      this.#watch?.refused(verified.error.code);
-      return this.#refuse({ started }, verified.error);
+      const { error } = verified;
+      if (error.status >= 500) return this.#fail({ started }, error);
+      this.#watch?.refused(error.code);
+      return this.#refuse({ started }, error);
     }
     this.#watch?.verified();
     const { event, secretIndex, rememberMs } = verified;

@@ -32,6 +32,10 @@ export const STATUS_TABLE = {
     status: 500,
     message: 'The receiver failed unexpectedly; retry later.',
   },
+  secret_unavailable: {
+    status: 503,
+    message: 'The receiver cannot load its webhook secret right now; retry later.',
+  },
   receiver_busy: {
     status: 503,
     message: 'The receiver is reading too many request bodies at once; retry later.',
@@ -222,6 +226,29 @@ export class ReceiverBusyError extends WebhookError {
   constructor() {
     super('receiver_busy', STATUS_TABLE.receiver_busy.message);
   }
+}
+
+/**
+ * The `secret` function threw, rejected or returned an empty secret (503 with `Retry-After`, so the
+ * sender retries once it works); `cause` says why. The function is called again by the next delivery.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error instanceof SecretUnavailableError) alert(error.cause); });
+ * ```
+ */
+export class SecretUnavailableError extends WebhookError {
+  override name = 'SecretUnavailableError';
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'secret_unavailable',
+      `The \`secret\` function did not give a usable secret${causeText(options?.cause)}.`,
+      options,
+    );
+  }
+}
+
+function causeText(cause: unknown): string {
+  return cause instanceof Error ? `: ${cause.message}` : '';
 }
 
 /**

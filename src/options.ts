@@ -1,7 +1,7 @@
 import { ConfigurationError } from './errors.js';
 import { MemoryStore } from './memory-store.js';
 import { secretList } from './secrets.js';
-import type { IdempotencyStore, WebhookLogger, WebhooksOptions } from './types.js';
+import type { IdempotencyStore, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
 const FIRST_RETRY_SECONDS = 60;
@@ -36,7 +36,8 @@ const NAMESPACE = /^[\w.\-/]{0,64}$/;
 
 /** Options after defaults and validation. */
 export interface ResolvedOptions {
-  readonly secrets: readonly string[];
+  /** The secrets, or a function that gives them on first use. */
+  readonly secret: readonly string[] | (() => SecretOption | Promise<SecretOption>);
   readonly store: IdempotencyStore;
   readonly maxBodyBytes: number;
   readonly maxEventAgeSeconds: number;
@@ -77,7 +78,8 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('createWebhooks needs an options object: createWebhooks({ secret }).');
   }
-  const secrets = secretList(options.secret);
+  // A function is called on first use, not here: that is its point (a build without the secret).
+  const secret = typeof options.secret === 'function' ? options.secret : secretList(options.secret);
   const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes);
   const leaseSeconds = positiveInteger('leaseSeconds', options.leaseSeconds, DEFAULTS.leaseSeconds);
   const dedupTtlSeconds = positiveInteger(
@@ -156,7 +158,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     );
   }
   return Object.freeze({
-    secrets,
+    secret,
     namespace,
     maxBodyBytesInFlight,
     store: resolveStore(options.store),

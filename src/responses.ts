@@ -35,6 +35,7 @@ const RETRY_AFTER: Partial<Record<Code, string>> = {
   handler_timeout: RETRY_AFTER_SECONDS,
   store_unavailable: RETRY_AFTER_SECONDS,
   receiver_busy: RETRY_AFTER_SECONDS,
+  secret_unavailable: RETRY_AFTER_SECONDS,
 };
 
 const BY_CODE = Object.fromEntries(

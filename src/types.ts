@@ -322,8 +322,16 @@ export interface DeliveryRecord {
  * ```
  */
 export interface WebhooksOptions {
-  /** The webhook secret, or several while rotating: a delivery signed with any one of them is accepted. */
-  secret: string | readonly string[];
+  /**
+   * The webhook secret, or several while rotating: a delivery signed with any one of them is accepted.
+   * Or a function (sync or async) that returns them, called when the first delivery needs them rather
+   * than when the receiver is created: Next.js builds without the secret, Workers read it from `env`,
+   * a secrets manager is asked once. Its result is checked as a literal secret would be and kept for
+   * the receiver's life; a call that throws, rejects or returns an empty secret is not kept, the
+   * delivery is answered 503 `secret_unavailable` (the error, with the same clear message, goes to
+   * `onError`), and the next delivery calls it again.
+   */
+  secret: SecretOption | (() => SecretOption | Promise<SecretOption>);
   /**
    * Where handled event ids are remembered. Use a shared store (`RedisStore`) when more than one
    * process receives deliveries.
@@ -390,6 +398,16 @@ export interface WebhooksOptions {
    */
   maxBodyBytesInFlight?: number;
 }
+
+/**
+ * One webhook secret, or several while rotating (the new one first).
+ *
+ * @example
+ * ```ts
+ * const secret: SecretOption = [process.env.WEBHOOK_SECRET!, process.env.WEBHOOK_SECRET_PREVIOUS!];
+ * ```
+ */
+export type SecretOption = string | readonly string[];
 
 /**
  * A header collection as frameworks hand it over: a Fetch `Headers` or a plain object whose names may
