@@ -8,7 +8,7 @@ export class UsageError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** The parsed flags of one command. */
-export type Flags = Record<string, string | boolean | undefined>;
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /**
  * Parse `argv` strictly against `options`: unknown flags and missing values are usage errors, so a

@@ -1,30 +1,89 @@
+import { type ApiError, expiredToken, insufficientScope, invalidApiKey } from './api-errors.js';
+import { verifyJwt } from './jwt.js';
+import { formatScope, parseScope, requiredScope, type Scope } from './scopes.js';
+
+/** Who is calling: whose data the request sees, and what it may do. */
+export interface Principal {
+  /** The account: `key:<sk_test_…>` for an API key, `sub:<user>` for an access token or JWT. */
+  account: string;
+  /** The token's scopes; `undefined` for API keys, which may do everything. */
+  scopes: readonly Scope[] | undefined;
+}
+
 /** The outcome of reading the `Authorization` header. */
-export type AuthResult = { ok: true; key: string } | { ok: false; message: string };
+export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ApiError };
+
+/** What credentials are checked against. */
+export interface AuthOptions {
+  /** Accept only this `sk_test_` key; any well-formed one when omitted. Tokens are accepted either way. */
+  apiKey?: string | undefined;
+  /** The HS256 key access tokens and JWTs are verified with. */
+  signingKey: string;
+  /** The time, Unix seconds (fractional), tokens are judged at. */
+  nowSeconds: number;
+}
+
+/** The key the CLI's `deliveries` command uses by default, and which owns a version 1 data file's data. */
+export const DEFAULT_TEST_KEY = 'sk_test_cli';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 const TEST_KEY = /^sk_test_[A-Za-z0-9_]+$/;
 
+/** Whether `key` is a well-formed sandbox API key. */
+export function isTestKey(key: string): boolean {
+  return TEST_KEY.test(key);
+}
+
+/** The account an API key's data lives in. */
+export function keyAccount(key: string): string {
+  return `key:${key}`;
+}
+
+function refuse(message: string, token = false): AuthResult {
+  // The RFC 6750 challenge, without the message: header values must stay plain ASCII.
+  const headers: Record<string, string> = token ? { 'www-authenticate': 'Bearer error="invalid_token"' } : {};
+  return { ok: false, error: invalidApiKey(message, headers) };
+}
+
 /**
- * Accept `Authorization: Bearer sk_test_…`, as the sandbox environment does. Any well-formed test key
- * is accepted unless the sandbox was started with one fixed `apiKey`. Live keys are refused because a
- * key used against the wrong environment is invalid.
+ * Read `Authorization: Bearer …` as the sandbox environment does. `sk_test_…` is an API key (any
+ * well-formed one, unless the sandbox was started with one fixed `apiKey`); `sk_live_…` is refused
+ * because a key used against the wrong environment is invalid. Anything shaped like a JWT is an access
+ * token: verified as HS256 with the signing key, `401 expired_token` once past `exp`, and otherwise
+ * `401 invalid_api_key`, the spec's code for a missing or invalid credential.
  */
-export function authenticate(header: string | undefined, apiKey?: string): AuthResult {
+export function authenticate(header: string | undefined, options: AuthOptions): AuthResult {
   if (header === undefined || header === '') {
-    return { ok: false, message: 'No API key provided. Send the header Authorization: Bearer sk_test_….' };
+    return refuse(
+      'No API key provided. Send the header Authorization: Bearer sk_test_… (or an access token).',
+    );
   }
-  const key = BEARER.exec(header)?.[1];
-  if (key === undefined) {
-    return { ok: false, message: 'Malformed Authorization header. Expected: Bearer sk_test_….' };
+  const credential = BEARER.exec(header)?.[1];
+  if (credential === undefined) {
+    return refuse('Malformed Authorization header. Expected: Bearer sk_test_… or Bearer <access token>.');
   }
-  if (key.startsWith('sk_live_')) {
-    return {
-      ok: false,
-      message: 'Live keys (sk_live_…) are invalid in the sandbox. Use a test key (sk_test_…).',
-    };
+  if (credential.startsWith('sk_live_')) {
+    return refuse('Live keys (sk_live_…) are invalid in the sandbox. Use a test key (sk_test_…).');
   }
-  if (!TEST_KEY.test(key) || (apiKey !== undefined && key !== apiKey)) {
-    return { ok: false, message: 'Invalid API key. Use a test key (sk_test_…).' };
+  if (credential.includes('.')) {
+    const verified = verifyJwt(credential, options.signingKey, options.nowSeconds);
+    if (!verified.ok) {
+      if (verified.problem === 'expired') return { ok: false, error: expiredToken(verified.message) };
+      return refuse(`Invalid access token: ${verified.message}`, true);
+    }
+    const scopes = parseScope(verified.claims.scope);
+    if (scopes === undefined) return refuse('Invalid access token: unknown scope.', true);
+    return { ok: true, principal: { account: `sub:${verified.claims.sub}`, scopes } };
   }
-  return { ok: true, key };
+  if (!isTestKey(credential) || (options.apiKey !== undefined && credential !== options.apiKey)) {
+    return refuse('Invalid API key. Use a test key (sk_test_…) or an access token.');
+  }
+  return { ok: true, principal: { account: keyAccount(credential), scopes: undefined } };
+}
+
+/** Throw `403 insufficient_scope` when a token lacks the scope `method` needs. */
+export function checkScope(principal: Principal, method: string): void {
+  if (principal.scopes === undefined) return;
+  const needed = requiredScope(method);
+  if (!principal.scopes.includes(needed)) throw insufficientScope(needed, formatScope(principal.scopes));
 }

@@ -1,13 +1,15 @@
 import type { AnyWebhookEvent } from 'service-webhooks';
+import type { Account, Delivery, WebhookRegistration } from './account.js';
 import { newId } from './ids.js';
 import { ATTEMPT_TIMEOUT_MS, type PostResult, postSigned } from './signed-post.js';
-import type { Delivery, SandboxStore, WebhookRegistration } from './store.js';
+import type { SandboxStore } from './store.js';
 
 /** The service's retry schedule: after a failed first attempt, retries follow after 1, 5 and 15 minutes. */
 export const RETRY_DELAYS_SECONDS: readonly number[] = [60, 300, 900];
 
 /** How deliveries are made. */
 export interface DeliverySchedulerOptions {
+  /** Every account, for resuming the deliveries a saved sandbox left pending. */
   store: SandboxStore;
   /** Multiplies the retry delays; 0.001 turns 1, 5 and 15 minutes into 60, 300 and 900 ms. */
   timeScale: number;
@@ -21,7 +23,8 @@ export interface DeliverySchedulerOptions {
 
 /**
  * Delivers events to registrations as the service does: a first attempt at once, then up to three
- * retries on the service's schedule for a non-2xx, a timeout or a connection error.
+ * retries on the service's schedule for a non-2xx, a timeout or a connection error. Each account's
+ * events go only to that account's registrations, and its deliveries are recorded there.
  */
 export class DeliveryScheduler {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -30,18 +33,18 @@ export class DeliveryScheduler {
 
   constructor(private readonly options: DeliverySchedulerOptions) {}
 
-  /** Deliver `event` to every registration subscribed to its type; answers the deliveries created. */
-  dispatch(event: AnyWebhookEvent): Delivery[] {
-    const targets = [...this.options.store.webhooks.values()].filter((registration) =>
+  /** Deliver `event` to every registration of `account` subscribed to its type; answers the deliveries. */
+  dispatch(account: Account, event: AnyWebhookEvent): Delivery[] {
+    const targets = [...account.webhooks.values()].filter((registration) =>
       (registration.events as readonly string[]).includes(event.type),
     );
     // The count as the event leaves; each attempt sends the count of that moment (see `attempt`).
     const counted = { ...event, pending_webhooks: targets.length };
-    return targets.map((registration) => this.deliverTo(registration, counted));
+    return targets.map((registration) => this.deliverTo(account, registration, counted));
   }
 
   /** Deliver `event` to one registration, whatever it subscribes to (the `/test` endpoint). */
-  deliverTo(registration: WebhookRegistration, event: AnyWebhookEvent): Delivery {
+  deliverTo(account: Account, registration: WebhookRegistration, event: AnyWebhookEvent): Delivery {
     const now = new Date().toISOString();
     const delivery: Delivery = {
       id: newId('dlv'),
@@ -54,19 +57,21 @@ export class DeliveryScheduler {
       created_at: now,
       event,
     };
-    this.options.store.addDelivery(delivery);
-    this.options.store.changed();
+    account.addDelivery(delivery);
+    account.changed();
     // A timer rather than an immediate call, so the API answers before the receiver is contacted.
-    this.schedule(delivery, 0);
+    this.schedule(account, delivery, 0);
     return delivery;
   }
 
   /** Re-arm the deliveries a saved sandbox left pending, each at the time it was due. */
   resume(): void {
-    for (const delivery of this.options.store.deliveries.values()) {
-      if (delivery.status !== 'pending') continue;
-      const due = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
-      this.schedule(delivery, Math.max(0, due));
+    for (const account of this.options.store.allAccounts()) {
+      for (const delivery of account.deliveries.values()) {
+        if (delivery.status !== 'pending') continue;
+        const due = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
+        this.schedule(account, delivery, Math.max(0, due));
+      }
     }
   }
 
@@ -78,21 +83,20 @@ export class DeliveryScheduler {
     await Promise.all(this.inFlight);
   }
 
-  private schedule(delivery: Delivery, delayMs: number): void {
+  private schedule(account: Account, delivery: Delivery, delayMs: number): void {
     if (this.shutdown.signal.aborted) return;
     const timer = setTimeout(() => {
       this.timers.delete(delivery.id);
-      const run = this.attempt(delivery).finally(() => this.inFlight.delete(run));
+      const run = this.attempt(account, delivery).finally(() => this.inFlight.delete(run));
       this.inFlight.add(run);
     }, delayMs);
     this.timers.set(delivery.id, timer);
   }
 
-  private async attempt(delivery: Delivery): Promise<void> {
-    const { store } = this.options;
+  private async attempt(account: Account, delivery: Delivery): Promise<void> {
     const number = delivery.attempts.length + 1;
     const startedAt = new Date().toISOString();
-    const registration = store.webhooks.get(delivery.webhook_id);
+    const registration = account.webhooks.get(delivery.webhook_id);
     const refusal = this.refusal(registration);
     let result: PostResult;
     if (refusal !== undefined || registration === undefined) {
@@ -102,7 +106,7 @@ export class DeliveryScheduler {
       // of one event may differ in it (which is why the core deduplicates by id alone).
       const body = JSON.stringify({
         ...delivery.event,
-        pending_webhooks: this.pendingCount(delivery.event_id),
+        pending_webhooks: pendingCount(account, delivery.event_id),
       });
       result = await postSigned(registration.url, body, registration.secret, {
         timeoutMs: this.options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS,
@@ -137,9 +141,9 @@ export class DeliveryScheduler {
       const delayMs = RETRY_DELAYS_SECONDS[number - 1]! * 1000 * this.options.timeScale;
       delivery.next_attempt_at = new Date(Date.now() + delayMs).toISOString();
       this.options.log(`${prefix}; retry ${number + 1}/${maxAttempts} in ${formatDelay(delayMs)}`);
-      this.schedule(delivery, delayMs);
+      this.schedule(account, delivery, delayMs);
     }
-    store.changed();
+    account.changed();
   }
 
   private refusal(registration: WebhookRegistration | undefined): string | undefined {
@@ -149,14 +153,14 @@ export class DeliveryScheduler {
     }
     return undefined;
   }
+}
 
-  private pendingCount(eventId: string): number {
-    let count = 0;
-    for (const delivery of this.options.store.deliveries.values()) {
-      if (delivery.event_id === eventId && delivery.status === 'pending') count++;
-    }
-    return count;
+function pendingCount(account: Account, eventId: string): number {
+  let count = 0;
+  for (const delivery of account.deliveries.values()) {
+    if (delivery.event_id === eventId && delivery.status === 'pending') count++;
   }
+  return count;
 }
 
 function formatDelay(ms: number): string {

@@ -9,9 +9,6 @@
  * ```
  * @packageDocumentation
  */
-export { RETRY_DELAYS_SECONDS } from './delivery-scheduler.js';
-export { run } from './run.js';
-export { type Sandbox, type SandboxOptions, startSandbox } from './sandbox.js';
 export type {
   Delivery,
   DeliveryAttempt,
@@ -20,5 +17,12 @@ export type {
   Project,
   User,
   WebhookRegistration,
-} from './store.js';
+} from './account.js';
+export { DataFileError } from './data-file.js';
+export { RETRY_DELAYS_SECONDS } from './delivery-scheduler.js';
+export { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
+export type { OAuthClient } from './oauth-clients.js';
+export { run } from './run.js';
+export { type Sandbox, type SandboxOptions, startSandbox } from './sandbox.js';
+export type { TokenResponse } from './token-issuer.js';
 export { MAX_PAGE_LIMIT } from './validation.js';

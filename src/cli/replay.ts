@@ -18,7 +18,8 @@ Options:
   --concurrency C      at most C sends of one event at once (default 1)
   --timeout SECONDS    per attempt (default 30)
 
-Exit code 0 when every attempt was answered 2xx, 1 otherwise (or when a line is not an event).`;
+Exit code 0 when every attempt was answered 2xx, 1 otherwise (or when a line is not an event), 2 on a
+usage error or a FILE that cannot be read.`;
 
 type Line = { number: number; body: string; label: string } | { number: number; problem: string };
 
@@ -51,7 +52,16 @@ export async function runReplay(argv: readonly string[], io: Io): Promise<number
     io.err('replay takes exactly one FILE. Run service-webhooks replay --help.');
     return 2;
   }
-  const text = await readFile(file, 'utf8');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (code ?? String(error));
+    io.err(`Cannot read ${file}: ${reason}.`);
+    return 2;
+  }
   const lines = text
     .split(/\r?\n/)
     .map((line, index) => ({ line: line.trim(), number: index + 1 }))

@@ -1,5 +1,9 @@
+import type { Account } from './account.js';
+
 /** What a route handler is given. */
 export interface RouteRequest {
+  /** The caller's account: the only data the request may see or change. */
+  account: Account;
   /** Path parameters, such as `id` of `/users/:id`, already URL-decoded. */
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;

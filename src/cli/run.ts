@@ -3,6 +3,7 @@ import { runDeliveries } from './deliveries-command.js';
 import { runReplay } from './replay.js';
 import { runSandbox } from './sandbox-command.js';
 import { runSend } from './send.js';
+import { VERSION } from './version.js';
 
 /** `service-webhooks --help`. */
 export const MAIN_HELP = `Usage: service-webhooks <command> [options]
@@ -13,7 +14,8 @@ Commands:
   sandbox     run a local stand-in for the service's sandbox API, delivering webhooks
   deliveries  list a running sandbox's deliveries and their attempts (or its events, for replay)
 
-Run service-webhooks <command> --help for the options of each.`;
+Run service-webhooks <command> --help for the options of each, service-webhooks --version for the
+version.`;
 
 const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Promise<number>>> = {
   send: runSend,
@@ -31,6 +33,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   }
   if (command === '--help' || command === '-h' || command === 'help') {
     io.out(MAIN_HELP);
+    return 0;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    io.out(VERSION);
     return 0;
   }
   const runCommand = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;

@@ -1,12 +1,17 @@
-import { type Io, numberFlag, parseFlags, stringFlag } from './args.js';
-import { startSandbox } from './sandbox.js';
+import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
+import { isTestKey } from './auth.js';
+import { DataFileError } from './data-file.js';
+import { type OAuthClient, parseClientFlag } from './oauth-clients.js';
+import { type Sandbox, startSandbox } from './sandbox.js';
 
 /** `service-webhooks sandbox --help`. */
 export const SANDBOX_HELP = `Usage: service-webhooks sandbox [options]
 
 A local stand-in for the service's sandbox API (/v1): users, projects, a payment trigger and webhook
-registrations, with its authentication (Bearer sk_test_…), rate limits, error shapes and delivery
-schedule (30 s per attempt; retries after 1, 5 and 15 minutes).
+registrations, with its authentication (Bearer sk_test_… keys, OAuth 2.0 access tokens and HS256
+JWTs), rate limits, error shapes and delivery schedule (30 s per attempt; retries after 1, 5 and 15
+minutes). Each API key, and each OAuth user, has its own separate data. It runs until Ctrl-C: start it
+in a terminal of its own.
 
 Options:
   --port PORT            port to listen on (default 4010; 0 picks a free one)
@@ -18,13 +23,35 @@ Options:
   --rate-limit N         requests per key per window (default 100, the Free plan)
   --rate-window SEC      rate-limit window (default 3600); X-RateLimit-Reset is in Unix seconds
   --api-key KEY          accept only this sk_test_ key (default: any well-formed sk_test_ key)
-  --data FILE            keep the data in FILE (JSON, written atomically) across restarts
+  --data FILE            keep the data in FILE (JSON, written atomically) across restarts; its folder
+                         must exist
+
+OAuth 2.0 (authorization server on the same address: /oauth/authorize, /oauth/token):
+  --oauth-client ID:SECRET:REDIRECT_URI[,REDIRECT_URI…]
+                         register a client (repeatable); clients may also be listed in the data
+                         file's "oauth_clients"
+  --oauth-auto-approve   skip the consent page: GET /oauth/authorize redirects with a code at once
+                         (otherwise approve by posting the page's form, decision=approve)
+  --token-ttl SEC        lifetime of access tokens (default 3600; e.g. 2 to test expired_token)
+  --jwt-secret KEY       HS256 key of access tokens and JWTs, at least 32 characters (default: the
+                         data file's, else random; printed at start)
 
 Sandbox-only endpoints: POST /v1/sandbox/payments {"outcome":"succeeded|failed|refunded"},
 GET /v1/sandbox/deliveries (every delivery and its attempts; free of rate limit).`;
 
 function timestamp(): string {
   return new Date().toISOString().slice(11, 23);
+}
+
+function clientFlags(value: string | boolean | string[] | undefined): OAuthClient[] {
+  const texts = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+  return texts.map((text) => {
+    try {
+      return parseClientFlag(text);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  });
 }
 
 /** Run `service-webhooks sandbox` until SIGINT or SIGTERM; answers the exit code. */
@@ -39,6 +66,10 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
     'rate-window': { type: 'string' },
     'api-key': { type: 'string' },
     data: { type: 'string' },
+    'oauth-client': { type: 'string', multiple: true },
+    'oauth-auto-approve': { type: 'boolean' },
+    'token-ttl': { type: 'string' },
+    'jwt-secret': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (flags.help) {
@@ -47,20 +78,53 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
   }
   const dataFile = stringFlag(flags, 'data', false);
   const apiKey = stringFlag(flags, 'api-key', false);
-  const sandbox = await startSandbox({
-    port: numberFlag(flags, 'port', 4010, { min: 0, max: 65_535 }),
-    host: stringFlag(flags, 'host', false) ?? '127.0.0.1',
-    allowHttp: flags['allow-http'] === true,
-    timeScale: numberFlag(flags, 'time-scale', 1, { min: 0, integer: false }),
-    attemptTimeoutMs: numberFlag(flags, 'attempt-timeout', 30, { min: 0.001, integer: false }) * 1000,
-    rateLimit: numberFlag(flags, 'rate-limit', 100, { min: 1 }),
-    rateLimitWindowSeconds: numberFlag(flags, 'rate-window', 3600, { min: 1 }),
-    ...(dataFile !== undefined && { dataFile }),
-    ...(apiKey !== undefined && { apiKey }),
-    log: (line) => io.out(`[${timestamp()}] ${line}`),
-  });
+  if (apiKey !== undefined && !isTestKey(apiKey)) {
+    throw new UsageError(`--api-key must be a test key (sk_test_ then letters, digits or _), got ${apiKey}.`);
+  }
+  const jwtSecret = stringFlag(flags, 'jwt-secret', false);
+  if (jwtSecret !== undefined && jwtSecret.length < 32) {
+    throw new UsageError('--jwt-secret must be at least 32 characters (HS256 wants a 256-bit key).');
+  }
+  const port = numberFlag(flags, 'port', 4010, { min: 0, max: 65_535 });
+  const host = stringFlag(flags, 'host', false) ?? '127.0.0.1';
+  const tokenTtl = numberFlag(flags, 'token-ttl', 3600, { min: 1 });
+  const autoApprove = flags['oauth-auto-approve'] === true;
+  let sandbox: Sandbox;
+  try {
+    sandbox = await startSandbox({
+      port,
+      host,
+      allowHttp: flags['allow-http'] === true,
+      timeScale: numberFlag(flags, 'time-scale', 1, { min: 0, integer: false }),
+      attemptTimeoutMs: numberFlag(flags, 'attempt-timeout', 30, { min: 0.001, integer: false }) * 1000,
+      rateLimit: numberFlag(flags, 'rate-limit', 100, { min: 1 }),
+      rateLimitWindowSeconds: numberFlag(flags, 'rate-window', 3600, { min: 1 }),
+      oauthClients: clientFlags(flags['oauth-client']),
+      oauthAutoApprove: autoApprove,
+      accessTokenTtlSeconds: tokenTtl,
+      ...(dataFile !== undefined && { dataFile }),
+      ...(apiKey !== undefined && { apiKey }),
+      ...(jwtSecret !== undefined && { jwtSecret }),
+      log: (line) => io.out(`[${timestamp()}] ${line}`),
+    });
+  } catch (error) {
+    if (error instanceof DataFileError) {
+      io.err(error.message);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      io.err(`Port ${port} on ${host} is in use; pass --port with another port (0 picks a free one).`);
+      return 1;
+    }
+    throw error;
+  }
   io.out(`service-webhooks sandbox listening on ${sandbox.url}`);
   io.out(`  deliveries: GET ${sandbox.url}/sandbox/deliveries   data: ${dataFile ?? 'in memory'}`);
+  io.out(
+    `  oauth: ${sandbox.authUrl}/oauth/authorize, ${sandbox.authUrl}/oauth/token (access tokens last ${tokenTtl} s${autoApprove ? ', consent auto-approved' : ''})`,
+  );
+  io.out(`  jwt: HS256, signing key ${sandbox.jwtSecret}`);
+  io.out('  stop with Ctrl-C');
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -1,10 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, invalidApiKey, requestError } from './api-errors.js';
-import { authenticate } from './auth.js';
+import { ApiError, requestError } from './api-errors.js';
+import { authenticate, checkScope, DEFAULT_TEST_KEY, isTestKey, keyAccount } from './auth.js';
+import { AuthorizationCodes } from './authorization-codes.js';
+import { answerClientError } from './client-errors.js';
 import { DeliveryScheduler } from './delivery-scheduler.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import { newId } from './ids.js';
+import type { OAuthClient } from './oauth-clients.js';
+import { createOAuthHandler } from './oauth-server.js';
 import { RateLimiter, type RateLimitStatus } from './rate-limiter.js';
 import { Router } from './router.js';
 import type { SandboxContext } from './routes/context.js';
@@ -14,6 +19,7 @@ import { registerProjectRoutes } from './routes/projects.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { SandboxStore } from './store.js';
+import { TokenIssuer } from './token-issuer.js';
 
 /** How {@link startSandbox} runs the sandbox. */
 export interface SandboxOptions {
@@ -33,8 +39,26 @@ export interface SandboxOptions {
   allowHttp?: boolean;
   /** JSON file the data is kept in across restarts; in memory only when omitted. */
   dataFile?: string;
-  /** Accept only this `sk_test_` key; any well-formed test key when omitted. */
+  /**
+   * Accept only this `sk_test_` key; any well-formed test key when omitted. Access tokens are accepted
+   * either way. A version 1 data file's data becomes this key's account (else `sk_test_cli`'s).
+   */
   apiKey?: string;
+  /** OAuth clients, beside (and overriding by id) those saved in the data file. @default none */
+  oauthClients?: readonly OAuthClient[];
+  /** Approve every authorization request at once, without the consent page. @default false */
+  oauthAutoApprove?: boolean;
+  /** Lifetime of access tokens, whole seconds; short values let tests reach `expired_token`. @default 3600 */
+  accessTokenTtlSeconds?: number;
+  /** Lifetime of refresh tokens in seconds. @default 2_592_000 (30 days) */
+  refreshTokenTtlSeconds?: number;
+  /** Lifetime of authorization codes in seconds. @default 60 */
+  authorizationCodeTtlSeconds?: number;
+  /**
+   * The HS256 key access tokens and JWTs are signed and verified with, at least 32 characters.
+   * @default the key saved in the data file, else a random one (saved in the data file, if any)
+   */
+  jwtSecret?: string;
   /** Receives one line per API request and per delivery attempt. @default no logging */
   log?: (line: string) => void;
 }
@@ -43,9 +67,32 @@ export interface SandboxOptions {
 export interface Sandbox {
   /** The API base address, ending in `/v1`, such as `http://127.0.0.1:4010/v1`. */
   readonly url: string;
+  /**
+   * The authorization server's address (the spec's `{auth_url}`): the same origin, without `/v1`, so
+   * `${authUrl}/oauth/authorize` and `${authUrl}/oauth/token`.
+   */
+  readonly authUrl: string;
   readonly port: number;
+  /** The HS256 key in use, for minting JWTs of your own. */
+  readonly jwtSecret: string;
   /** Stop listening, stop delivering and save the data. */
   close(): Promise<void>;
+}
+
+// Configuration mistakes fail at start, with what to change.
+function checkOptions(options: SandboxOptions): void {
+  if (options.apiKey !== undefined && !isTestKey(options.apiKey)) {
+    throw new Error(
+      `apiKey must be a test key: sk_test_ followed by letters, digits or _; got ${options.apiKey}.`,
+    );
+  }
+  if (options.jwtSecret !== undefined && options.jwtSecret.length < 32) {
+    throw new Error('jwtSecret must be at least 32 characters (HS256 wants a 256-bit key).');
+  }
+  const ttl = options.accessTokenTtlSeconds;
+  if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1)) {
+    throw new Error(`accessTokenTtlSeconds must be a whole number of seconds, at least 1; got ${ttl}.`);
+  }
 }
 
 // Inspection endpoints are tooling, not the emulated API: they answer with the headers but are free.
@@ -63,8 +110,10 @@ function rateLimitHeaders(status: RateLimitStatus): Record<string, string> {
 
 /**
  * Start a local stand-in for the service's sandbox API on `node:http`: users, projects, a payment
- * trigger and webhook registrations under `/v1`, with the service's authentication, rate limiting,
- * error shapes and delivery schedule.
+ * trigger and webhook registrations under `/v1`, with the service's authentication (API keys, OAuth 2.0
+ * access tokens and HS256 JWTs, scopes `read` and `write`), one separate account per key or token
+ * user, rate limiting, error shapes and delivery schedule. The authorization server answers on the
+ * same origin at `/oauth/authorize` and `/oauth/token`.
  *
  * @example
  * ```ts
@@ -74,8 +123,21 @@ function rateLimitHeaders(status: RateLimitStatus): Record<string, string> {
  * ```
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  checkOptions(options);
   const log = options.log ?? (() => {});
-  const store = await SandboxStore.open(options.dataFile);
+  const legacyKey = options.apiKey ?? DEFAULT_TEST_KEY;
+  const store = await SandboxStore.open(options.dataFile, keyAccount(legacyKey));
+  if (store.migrated) {
+    log(
+      `${options.dataFile} is a version 1 data file: its data now belongs to the key ${legacyKey} (accounts are separate per key); it is saved as version 2 on the next change.`,
+    );
+  }
+  const signingKey = options.jwtSecret ?? store.jwtSigningKey ?? randomBytes(32).toString('base64url');
+  if (store.jwtSigningKey !== signingKey) {
+    // Saved so the tokens handed out stay valid across restarts of a sandbox with a data file.
+    store.jwtSigningKey = signingKey;
+    store.changed();
+  }
   const scheduler = new DeliveryScheduler({
     store,
     timeScale: options.timeScale ?? 1,
@@ -83,26 +145,46 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     log,
     ...(options.attemptTimeoutMs !== undefined && { attemptTimeoutMs: options.attemptTimeoutMs }),
   });
-  const context: SandboxContext = { store, scheduler, allowHttp: options.allowHttp ?? false };
+  const context: SandboxContext = { scheduler, allowHttp: options.allowHttp ?? false };
   const router = new Router();
   registerUserRoutes(router, context);
   registerProjectRoutes(router, context);
   registerPaymentRoutes(router, context);
   registerWebhookRoutes(router, context);
-  registerDeliveryRoutes(router, context);
+  registerDeliveryRoutes(router);
   const limiter = new RateLimiter({
     limit: options.rateLimit ?? 100,
     windowMs: (options.rateLimitWindowSeconds ?? 3600) * 1000,
+  });
+  const oauth = createOAuthHandler({
+    clients: new Map(
+      [...store.oauthClients, ...(options.oauthClients ?? [])].map((client) => [client.client_id, client]),
+    ),
+    codes: new AuthorizationCodes((options.authorizationCodeTtlSeconds ?? 60) * 1000),
+    tokens: new TokenIssuer({
+      store,
+      signingKey,
+      accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
+      refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 30 * 24 * 3600,
+    }),
+    autoApprove: options.oauthAutoApprove ?? false,
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<number> {
     const requestId = newId('req');
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', 'http://sandbox.invalid');
+    // The authorization server is not the API: no Bearer credential, no rate limit.
+    if (url.pathname.startsWith('/oauth/')) return oauth(request, response, url);
     const path = url.pathname.startsWith('/v1/') ? url.pathname.slice(3) : undefined;
-    const auth = authenticate(request.headers.authorization, options.apiKey);
-    // Callers without a valid key are counted by address, so a flood of bad keys is limited too.
-    const bucket = auth.ok ? `key:${auth.key}` : `address:${request.socket.remoteAddress}`;
+    const auth = authenticate(request.headers.authorization, {
+      apiKey: options.apiKey,
+      signingKey,
+      nowSeconds: Date.now() / 1000,
+    });
+    // Counted per account (an API key, or a token's user); callers without valid credentials are
+    // counted by address, so a flood of bad keys is limited too.
+    const bucket = auth.ok ? auth.principal.account : `address:${request.socket.remoteAddress}`;
     const rate = limiter.take(bucket, path === undefined || !isFree(method, path));
     const headers = { ...rateLimitHeaders(rate), 'x-request-id': requestId };
     try {
@@ -115,7 +197,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           { 'retry-after': String(rate.retryAfterSeconds) },
         );
       }
-      if (!auth.ok) throw invalidApiKey(auth.message);
+      if (!auth.ok) throw auth.error;
       if (path === undefined) throw requestError(404, 'not_found', 'Every API path starts with /v1/.');
       const match = router.match(method, path);
       if (match.kind === 'not_found') throw requestError(404, 'not_found', `No route ${method} /v1${path}.`);
@@ -127,8 +209,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           { allow },
         );
       }
+      checkScope(auth.principal, method);
       const body = method === 'POST' || method === 'PUT' ? await readJsonBody(request) : undefined;
-      const result = await match.handler({ params: match.params, query: url.searchParams, body, requestId });
+      const result = await match.handler({
+        account: store.account(auth.principal.account),
+        params: match.params,
+        query: url.searchParams,
+        body,
+        requestId,
+      });
       sendJson(response, result.status, result.body, headers);
       return result.status;
     } catch (error) {
@@ -151,6 +240,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       },
     );
   });
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 4010, options.host ?? '127.0.0.1', resolve);
@@ -161,7 +251,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   return {
     url: `http://${host}:${address.port}/v1`,
+    authUrl: `http://${host}:${address.port}`,
     port: address.port,
+    jwtSecret: signingKey,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -18,7 +18,12 @@ export interface SendPlan {
  */
 export function planFromFlags(flags: Flags, env: NodeJS.ProcessEnv = process.env): SendPlan {
   const url = stringFlag(flags, 'url', true);
-  if (!URL.canParse(url)) throw new UsageError(`--url must be an absolute URL, got ${url}.`);
+  // `localhost:3000/x` parses as a URL of scheme `localhost:`; only http(s) can be sent to.
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+    throw new UsageError(
+      `--url must be an http:// or https:// URL, such as http://${url.replace(/^[a-z]+:\/\//i, '')}; got ${url}.`,
+    );
+  }
   const secret = stringFlag(flags, 'secret', false) ?? env.WEBHOOK_SECRET;
   if (secret === undefined || secret === '') {
     throw new UsageError('--secret is required (or set WEBHOOK_SECRET).');

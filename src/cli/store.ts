@@ -1,146 +1,104 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import type { AnyWebhookEvent, WebhookEventName } from 'service-webhooks';
+import { constants } from 'node:fs';
+import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Account } from './account.js';
+import { type DataFile, DataFileError, parseDataFile, type RefreshGrant } from './data-file.js';
+import type { OAuthClient } from './oauth-clients.js';
 
-/** A user, with the fields the service documents. */
-export interface User {
-  id: string;
-  name: string;
-  email: string;
-  created_at: string;
+// Fail at start, not with a warning at the first save while nothing is kept.
+async function checkFolder(file: string): Promise<void> {
+  const folder = dirname(resolve(file));
+  const where = `Cannot keep data in ${file}:`;
+  try {
+    if (!(await stat(folder)).isDirectory()) throw new DataFileError(`${where} ${folder} is not a folder.`);
+    await access(folder, constants.W_OK);
+  } catch (error) {
+    if (error instanceof DataFileError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DataFileError(
+      code === 'ENOENT'
+        ? `${where} the folder ${folder} does not exist; create it or pass another --data file.`
+        : `${where} the folder ${folder} is not writable (${code}).`,
+    );
+  }
 }
 
-/** A project. The service shows no fields; the sandbox chooses these. */
-export interface Project {
-  id: string;
-  name: string;
-  description: string | null;
-  created_at: string;
-}
-
-/** The outcome a payment reached. */
-export type PaymentStatus = 'succeeded' | 'failed' | 'refunded';
-
-/** A payment, created only by the sandbox trigger. Amounts are in minor units (cents). */
-export interface Payment {
-  id: string;
-  amount: number;
-  currency: string;
-  status: PaymentStatus;
-  created_at: string;
-}
-
-/** A webhook registration. */
-export interface WebhookRegistration {
-  id: string;
-  url: string;
-  events: WebhookEventName[];
-  secret: string;
-  created_at: string;
-}
-
-/** One POST of a delivery to the receiver. */
-export interface DeliveryAttempt {
-  /** 1 for the first attempt, up to 4. */
-  attempt: number;
-  started_at: string;
-  duration_ms: number;
-  /** The receiver's HTTP status, `null` when none came (timeout, refused connection). */
-  status: number | null;
-  /** Why no status came, or why the attempt was not made. */
-  error: string | null;
-  /** The start of the receiver's answer, for debugging. */
-  response_body: string;
-}
-
-/** Where a delivery stands: still being attempted, acknowledged with a 2xx, or given up. */
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
-
-/** One event on its way to one registration. */
-export interface Delivery {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: DeliveryAttempt[];
-  /** When the next attempt is due (ISO 8601), `null` once the delivery is settled. */
-  next_attempt_at: string | null;
-  created_at: string;
-  /** The event as dispatched; each attempt sends `pending_webhooks` as counted at that moment. */
-  event: AnyWebhookEvent;
-}
-
-interface StateFile {
-  version: 1;
-  users: User[];
-  projects: Project[];
-  payments: Payment[];
-  webhooks: WebhookRegistration[];
-  deliveries: Delivery[];
-}
-
-/** Deliveries kept, oldest dropped first, so a long-running sandbox has bounded memory. */
-export const MAX_DELIVERIES = 1000;
-
-function byId<T extends { id: string }>(items: readonly T[] | undefined): Map<string, T> {
-  return new Map((items ?? []).map((item) => [item.id, item]));
+async function readState(
+  file: string,
+  legacyAccount: string,
+): Promise<{ state: Partial<DataFile>; migrated: boolean }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      await checkFolder(file);
+      return { state: {}, migrated: false };
+    }
+    throw new DataFileError(
+      code === 'EISDIR'
+        ? `${file} is a folder; pass a file name to --data, such as ${file}/sandbox.json.`
+        : `Cannot read ${file} (${code ?? String(error)}).`,
+    );
+  }
+  await checkFolder(file);
+  return parseDataFile(text, file, legacyAccount);
 }
 
 /**
- * The sandbox's data, in memory, optionally mirrored to a JSON file. Maps keep insertion order, which
- * is the creation order lists answer in.
+ * The sandbox's data, in memory, optionally mirrored to a JSON file: one {@link Account} per caller,
+ * and what the OAuth server keeps (clients from the file, refresh tokens, the JWT signing key).
  */
 export class SandboxStore {
-  readonly users: Map<string, User>;
-  readonly projects: Map<string, Project>;
-  readonly payments: Map<string, Payment>;
-  readonly webhooks: Map<string, WebhookRegistration>;
-  readonly deliveries: Map<string, Delivery>;
+  private readonly accounts = new Map<string, Account>();
+  /** Clients registered in the data file (the `--oauth-client` ones are not saved). */
+  readonly oauthClients: readonly OAuthClient[];
+  /** Live refresh tokens by the SHA-256 of the token. */
+  readonly refreshTokens: Map<string, RefreshGrant>;
+  /** The key JWTs are signed with, when one was saved or set. */
+  jwtSigningKey: string | null;
   private writing: Promise<void> = Promise.resolve();
   private dirty = false;
 
   private constructor(
     private readonly file: string | undefined,
-    state: Partial<StateFile>,
+    state: Partial<DataFile>,
+    /** The file was version 1 and its data now belongs to one account. */
+    readonly migrated: boolean,
   ) {
-    this.users = byId(state.users);
-    this.projects = byId(state.projects);
-    this.payments = byId(state.payments);
-    this.webhooks = byId(state.webhooks);
-    this.deliveries = byId(state.deliveries);
+    for (const [id, data] of Object.entries(state.accounts ?? {})) {
+      this.accounts.set(id, new Account(id, data, () => this.changed()));
+    }
+    this.oauthClients = state.oauth_clients ?? [];
+    this.refreshTokens = new Map((state.refresh_tokens ?? []).map((grant) => [grant.token_hash, grant]));
+    this.jwtSigningKey = state.jwt_signing_key ?? null;
   }
 
-  /** An empty store, or the one saved in `file` (created on the first change when it does not exist). */
-  static async open(file?: string): Promise<SandboxStore> {
-    if (file === undefined) return new SandboxStore(undefined, {});
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new SandboxStore(file, {});
-      throw error;
-    }
-    let state: unknown;
-    try {
-      state = JSON.parse(text);
-    } catch {
-      throw new Error(`${file} is not valid JSON; move it away or pass another --data file.`);
-    }
-    if (typeof state !== 'object' || state === null || (state as { version?: unknown }).version !== 1) {
-      throw new Error(
-        `${file} is not a sandbox data file (version 1); move it away or pass another --data file.`,
-      );
-    }
-    return new SandboxStore(file, state as StateFile);
+  /**
+   * An empty store, or the one saved in `file` (created on the first change when it does not exist, in
+   * a folder that must exist). A version 1 file's data becomes the account `legacyAccount`. Throws
+   * {@link DataFileError} with a one-line message when the file cannot be used.
+   */
+  static async open(file: string | undefined, legacyAccount: string): Promise<SandboxStore> {
+    if (file === undefined) return new SandboxStore(undefined, {}, false);
+    const { state, migrated } = await readState(file, legacyAccount);
+    return new SandboxStore(file, state, migrated);
   }
 
-  /** Record a delivery, dropping the oldest settled ones past {@link MAX_DELIVERIES}. */
-  addDelivery(delivery: Delivery): void {
-    this.deliveries.set(delivery.id, delivery);
-    for (const [id, old] of this.deliveries) {
-      if (this.deliveries.size <= MAX_DELIVERIES) break;
-      if (old.status !== 'pending') this.deliveries.delete(id);
+  /** The account `id`, created empty on first use. */
+  account(id: string): Account {
+    let account = this.accounts.get(id);
+    if (account === undefined) {
+      account = new Account(id, {}, () => this.changed());
+      this.accounts.set(id, account);
     }
+    return account;
+  }
+
+  /** Every account known, for resuming deliveries. */
+  allAccounts(): IterableIterator<Account> {
+    return this.accounts.values();
   }
 
   /**
@@ -159,18 +117,26 @@ export class SandboxStore {
     await this.writing;
   }
 
+  private snapshot(): DataFile {
+    const now = Date.now() / 1000;
+    const accounts: DataFile['accounts'] = {};
+    for (const account of this.accounts.values()) {
+      if (!account.isEmpty()) accounts[account.id] = account.toData();
+    }
+    return {
+      version: 2,
+      accounts,
+      oauth_clients: [...this.oauthClients],
+      refresh_tokens: [...this.refreshTokens.values()].filter((grant) => grant.expires_at > now),
+      jwt_signing_key: this.jwtSigningKey,
+    };
+  }
+
   private async write(): Promise<void> {
     const file = this.file;
     if (file === undefined) return;
     this.dirty = false;
-    const state: StateFile = {
-      version: 1,
-      users: [...this.users.values()],
-      projects: [...this.projects.values()],
-      payments: [...this.payments.values()],
-      webhooks: [...this.webhooks.values()],
-      deliveries: [...this.deliveries.values()],
-    };
+    const state = this.snapshot();
     // Write a sibling file, flush it to disk, then rename over the old one: a crash leaves either the
     // old file or the new one, never half of one.
     const temp = `${file}.${process.pid}.tmp`;

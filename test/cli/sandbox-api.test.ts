@@ -250,9 +250,10 @@ describe('persistence', () => {
       const first = await startSandbox({ port: 0, dataFile });
       const created = await api(first.url, 'POST', '/users', { name: 'Grace', email: 'grace@example.com' });
       await first.close();
+      // Version 2: data is kept per account (here the key sk_test_cli's).
       expect(JSON.parse(await readFile(dataFile, 'utf8'))).toMatchObject({
-        version: 1,
-        users: [created.body],
+        version: 2,
+        accounts: { 'key:sk_test_cli': { users: [created.body] } },
       });
 
       const second = await startSandbox({ port: 0, dataFile });

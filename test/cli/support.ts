@@ -65,11 +65,14 @@ function startChild(
   });
 }
 
-/** `service-webhooks sandbox` on a free port; `url` ends in /v1. */
-export async function startSandboxProcess(args: string[]): Promise<Child & { url: string }> {
+/** `service-webhooks sandbox` on a free port, with extra environment `env`; `url` ends in /v1. */
+export async function startSandboxProcess(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Child & { url: string }> {
   const started = await startChild(
     [CLI, 'sandbox', '--port', '0', ...args],
-    {},
+    env,
     /listening on (http:\S+\/v1)/,
   );
   return { ...started, url: started.match[1]! };

@@ -1,22 +1,22 @@
 import type { WebhookEventMap, WebhookEventName } from 'service-webhooks';
+import type { Account } from '../account.js';
 import type { DeliveryScheduler } from '../delivery-scheduler.js';
 import { buildEvent } from '../events.js';
-import type { SandboxStore } from '../store.js';
 
-/** What every group of routes works with. */
+/** What every group of routes works with; the data itself is the request's `account`. */
 export interface SandboxContext {
-  store: SandboxStore;
   scheduler: DeliveryScheduler;
   /** Registrations may use `http://` addresses. */
   allowHttp: boolean;
 }
 
-/** Build the event a change caused and deliver it to every subscribed registration. */
+/** Build the event a change in `account` caused and deliver it to the account's subscribed registrations. */
 export function emit<Name extends WebhookEventName>(
   context: SandboxContext,
+  account: Account,
   type: Name,
   data: WebhookEventMap[Name]['data'],
   requestId: string,
 ): void {
-  context.scheduler.dispatch(buildEvent(type, data, requestId));
+  context.scheduler.dispatch(account, buildEvent(type, data, requestId));
 }

@@ -1,7 +1,7 @@
+import type { Payment, PaymentStatus } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
 import type { Router } from '../router.js';
-import type { Payment, PaymentStatus } from '../store.js';
 import { paginate, parsePage, requireObject, stringField } from '../validation.js';
 import { emit, type SandboxContext } from './context.js';
 
@@ -32,9 +32,7 @@ function currencyField(fields: Record<string, unknown>): string {
  * `payment: <id>` it refunds an existing succeeded payment instead (200). `GET /sandbox/payments` lists.
  */
 export function registerPaymentRoutes(router: Router, context: SandboxContext): void {
-  const { store } = context;
-
-  router.add('POST', '/sandbox/payments', ({ body, requestId }) => {
+  router.add('POST', '/sandbox/payments', ({ account, body, requestId }) => {
     const fields = requireObject(body);
     const outcome = fields.outcome;
     if (typeof outcome !== 'string' || !(OUTCOMES as readonly string[]).includes(outcome)) {
@@ -44,15 +42,15 @@ export function registerPaymentRoutes(router: Router, context: SandboxContext): 
     const existingId = stringField(fields, 'payment', false);
     if (existingId !== undefined) {
       if (status !== 'refunded') throw invalidRequest('payment', 'may be given only with outcome refunded');
-      const payment = store.payments.get(existingId);
+      const payment = account.payments.get(existingId);
       if (payment === undefined)
         throw requestError(404, 'payment_not_found', `No payment with id ${existingId}.`);
       if (payment.status !== 'succeeded')
         throw invalidRequest('payment', 'only a succeeded payment can be refunded');
       const refunded: Payment = { ...payment, status: 'refunded' };
-      store.payments.set(refunded.id, refunded);
-      store.changed();
-      emit(context, 'payment.refunded', paymentData(refunded), requestId);
+      account.payments.set(refunded.id, refunded);
+      account.changed();
+      emit(context, account, 'payment.refunded', paymentData(refunded), requestId);
       return { status: 200, body: refunded };
     }
     const payment: Payment = {
@@ -62,14 +60,14 @@ export function registerPaymentRoutes(router: Router, context: SandboxContext): 
       status,
       created_at: new Date().toISOString(),
     };
-    store.payments.set(payment.id, payment);
-    store.changed();
-    emit(context, `payment.${status}`, paymentData(payment), requestId);
+    account.payments.set(payment.id, payment);
+    account.changed();
+    emit(context, account, `payment.${status}`, paymentData(payment), requestId);
     return { status: 201, body: payment };
   });
 
-  router.add('GET', '/sandbox/payments', ({ query }) => ({
+  router.add('GET', '/sandbox/payments', ({ account, query }) => ({
     status: 200,
-    body: paginate([...store.payments.values()], parsePage(query)),
+    body: paginate([...account.payments.values()], parsePage(query)),
   }));
 }

@@ -1,7 +1,7 @@
+import type { Account, Project } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
 import type { Router } from '../router.js';
-import type { Project } from '../store.js';
 import { paginate, parsePage, requireObject, stringField } from '../validation.js';
 import { emit, type SandboxContext } from './context.js';
 
@@ -20,14 +20,13 @@ function description(fields: Record<string, unknown>): string | null | undefined
  * events can be produced. An unknown project is 404 `project_not_found`.
  */
 export function registerProjectRoutes(router: Router, context: SandboxContext): void {
-  const { store } = context;
-  const find = (id: string | undefined): Project => {
-    const project = id === undefined ? undefined : store.projects.get(id);
+  const find = (account: Account, id: string | undefined): Project => {
+    const project = id === undefined ? undefined : account.projects.get(id);
     if (project === undefined) throw requestError(404, 'project_not_found', `No project with id ${id}.`);
     return project;
   };
 
-  router.add('POST', '/projects', ({ body, requestId }) => {
+  router.add('POST', '/projects', ({ account, body, requestId }) => {
     const fields = requireObject(body);
     const project: Project = {
       id: newId('prj'),
@@ -35,21 +34,24 @@ export function registerProjectRoutes(router: Router, context: SandboxContext): 
       description: description(fields) ?? null,
       created_at: new Date().toISOString(),
     };
-    store.projects.set(project.id, project);
-    store.changed();
-    emit(context, 'project.created', projectData(project), requestId);
+    account.projects.set(project.id, project);
+    account.changed();
+    emit(context, account, 'project.created', projectData(project), requestId);
     return { status: 201, body: project };
   });
 
-  router.add('GET', '/projects', ({ query }) => ({
+  router.add('GET', '/projects', ({ account, query }) => ({
     status: 200,
-    body: paginate([...store.projects.values()], parsePage(query)),
+    body: paginate([...account.projects.values()], parsePage(query)),
   }));
 
-  router.add('GET', '/projects/:id', ({ params }) => ({ status: 200, body: find(params.id) }));
+  router.add('GET', '/projects/:id', ({ account, params }) => ({
+    status: 200,
+    body: find(account, params.id),
+  }));
 
-  router.add('PUT', '/projects/:id', ({ params, body, requestId }) => {
-    const project = find(params.id);
+  router.add('PUT', '/projects/:id', ({ account, params, body, requestId }) => {
+    const project = find(account, params.id);
     const fields = requireObject(body);
     const name = stringField(fields, 'name', false);
     const text = description(fields);
@@ -61,17 +63,17 @@ export function registerProjectRoutes(router: Router, context: SandboxContext): 
       ...(name !== undefined && { name }),
       ...(text !== undefined && { description: text }),
     };
-    store.projects.set(updated.id, updated);
-    store.changed();
-    emit(context, 'project.updated', projectData(updated), requestId);
+    account.projects.set(updated.id, updated);
+    account.changed();
+    emit(context, account, 'project.updated', projectData(updated), requestId);
     return { status: 200, body: updated };
   });
 
-  router.add('DELETE', '/projects/:id', ({ params, requestId }) => {
-    const project = find(params.id);
-    store.projects.delete(project.id);
-    store.changed();
-    emit(context, 'project.deleted', projectData(project), requestId);
+  router.add('DELETE', '/projects/:id', ({ account, params, requestId }) => {
+    const project = find(account, params.id);
+    account.projects.delete(project.id);
+    account.changed();
+    emit(context, account, 'project.deleted', projectData(project), requestId);
     return { status: 200, body: { id: project.id, deleted: true } };
   });
 }

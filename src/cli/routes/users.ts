@@ -1,7 +1,7 @@
+import type { Account, User } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
 import type { Router } from '../router.js';
-import type { User } from '../store.js';
 import { emailField, paginate, parsePage, requireObject, stringField } from '../validation.js';
 import { emit, type SandboxContext } from './context.js';
 
@@ -15,14 +15,13 @@ function userData(user: User) {
  * change emits `user.created`, `user.updated` or `user.deleted`.
  */
 export function registerUserRoutes(router: Router, context: SandboxContext): void {
-  const { store } = context;
-  const find = (id: string | undefined): User => {
-    const user = id === undefined ? undefined : store.users.get(id);
+  const find = (account: Account, id: string | undefined): User => {
+    const user = id === undefined ? undefined : account.users.get(id);
     if (user === undefined) throw requestError(404, 'user_not_found', `No user with id ${id}.`);
     return user;
   };
 
-  router.add('POST', '/users', ({ body, requestId }) => {
+  router.add('POST', '/users', ({ account, body, requestId }) => {
     const fields = requireObject(body);
     const user: User = {
       id: newId('usr'),
@@ -30,21 +29,21 @@ export function registerUserRoutes(router: Router, context: SandboxContext): voi
       email: emailField(fields, 'email', true),
       created_at: new Date().toISOString(),
     };
-    store.users.set(user.id, user);
-    store.changed();
-    emit(context, 'user.created', userData(user), requestId);
+    account.users.set(user.id, user);
+    account.changed();
+    emit(context, account, 'user.created', userData(user), requestId);
     return { status: 201, body: user };
   });
 
-  router.add('GET', '/users', ({ query }) => ({
+  router.add('GET', '/users', ({ account, query }) => ({
     status: 200,
-    body: paginate([...store.users.values()], parsePage(query)),
+    body: paginate([...account.users.values()], parsePage(query)),
   }));
 
-  router.add('GET', '/users/:id', ({ params }) => ({ status: 200, body: find(params.id) }));
+  router.add('GET', '/users/:id', ({ account, params }) => ({ status: 200, body: find(account, params.id) }));
 
-  router.add('PUT', '/users/:id', ({ params, body, requestId }) => {
-    const user = find(params.id);
+  router.add('PUT', '/users/:id', ({ account, params, body, requestId }) => {
+    const user = find(account, params.id);
     const fields = requireObject(body);
     const name = stringField(fields, 'name', false);
     const email = emailField(fields, 'email', false);
@@ -56,17 +55,17 @@ export function registerUserRoutes(router: Router, context: SandboxContext): voi
       ...(name !== undefined && { name }),
       ...(email !== undefined && { email }),
     };
-    store.users.set(updated.id, updated);
-    store.changed();
-    emit(context, 'user.updated', userData(updated), requestId);
+    account.users.set(updated.id, updated);
+    account.changed();
+    emit(context, account, 'user.updated', userData(updated), requestId);
     return { status: 200, body: updated };
   });
 
-  router.add('DELETE', '/users/:id', ({ params, requestId }) => {
-    const user = find(params.id);
-    store.users.delete(user.id);
-    store.changed();
-    emit(context, 'user.deleted', userData(user), requestId);
+  router.add('DELETE', '/users/:id', ({ account, params, requestId }) => {
+    const user = find(account, params.id);
+    account.users.delete(user.id);
+    account.changed();
+    emit(context, account, 'user.deleted', userData(user), requestId);
     return { status: 200, body: { id: user.id, deleted: true } };
   });
 }

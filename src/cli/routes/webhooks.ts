@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { EVENT_TYPES, isKnownEventType, type WebhookEventName } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
+import type { Account, WebhookRegistration } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
 import type { Router } from '../router.js';
-import type { WebhookRegistration } from '../store.js';
 import { requireObject, stringField } from '../validation.js';
 import type { SandboxContext } from './context.js';
 
@@ -63,14 +63,14 @@ function publicView({ secret: _secret, ...registration }: WebhookRegistration) {
  * `webhook_not_found`. Without `--allow-http`, `http://` addresses are refused at registration.
  */
 export function registerWebhookRoutes(router: Router, context: SandboxContext): void {
-  const { store, allowHttp } = context;
-  const find = (id: string | undefined): WebhookRegistration => {
-    const registration = id === undefined ? undefined : store.webhooks.get(id);
+  const { allowHttp } = context;
+  const find = (account: Account, id: string | undefined): WebhookRegistration => {
+    const registration = id === undefined ? undefined : account.webhooks.get(id);
     if (registration === undefined) throw requestError(404, 'webhook_not_found', `No webhook with id ${id}.`);
     return registration;
   };
 
-  router.add('POST', '/webhooks', ({ body }) => {
+  router.add('POST', '/webhooks', ({ account, body }) => {
     const fields = requireObject(body);
     const registration: WebhookRegistration = {
       id: newId('wh'),
@@ -79,20 +79,23 @@ export function registerWebhookRoutes(router: Router, context: SandboxContext): 
       secret: stringField(fields, 'secret', false) ?? `whsec_${randomBytes(24).toString('hex')}`,
       created_at: new Date().toISOString(),
     };
-    store.webhooks.set(registration.id, registration);
-    store.changed();
+    account.webhooks.set(registration.id, registration);
+    account.changed();
     return { status: 201, body: registration };
   });
 
-  router.add('GET', '/webhooks', () => {
-    const data = [...store.webhooks.values()].map(publicView);
+  router.add('GET', '/webhooks', ({ account }) => {
+    const data = [...account.webhooks.values()].map(publicView);
     return { status: 200, body: { object: 'list', data, total: data.length } };
   });
 
-  router.add('GET', '/webhooks/:id', ({ params }) => ({ status: 200, body: publicView(find(params.id)) }));
+  router.add('GET', '/webhooks/:id', ({ account, params }) => ({
+    status: 200,
+    body: publicView(find(account, params.id)),
+  }));
 
-  router.add('PUT', '/webhooks/:id', ({ params, body }) => {
-    const registration = find(params.id);
+  router.add('PUT', '/webhooks/:id', ({ account, params, body }) => {
+    const registration = find(account, params.id);
     const fields = requireObject(body);
     const url = urlField(fields, allowHttp, false);
     const events = eventsField(fields, false);
@@ -106,27 +109,27 @@ export function registerWebhookRoutes(router: Router, context: SandboxContext): 
       ...(events !== undefined && { events }),
       ...(secret !== undefined && { secret }),
     };
-    store.webhooks.set(updated.id, updated);
-    store.changed();
+    account.webhooks.set(updated.id, updated);
+    account.changed();
     return { status: 200, body: publicView(updated) };
   });
 
-  router.add('DELETE', '/webhooks/:id', ({ params }) => {
-    const registration = find(params.id);
-    store.webhooks.delete(registration.id);
-    store.changed();
+  router.add('DELETE', '/webhooks/:id', ({ account, params }) => {
+    const registration = find(account, params.id);
+    account.webhooks.delete(registration.id);
+    account.changed();
     return { status: 200, body: { id: registration.id, deleted: true } };
   });
 
-  router.add('POST', '/webhooks/:id/test', ({ params, body, requestId }) => {
-    const registration = find(params.id);
+  router.add('POST', '/webhooks/:id/test', ({ account, params, body, requestId }) => {
+    const registration = find(account, params.id);
     const fields = body === undefined ? {} : requireObject(body);
     const type = fields.type ?? registration.events[0];
     if (typeof type !== 'string' || !isKnownEventType(type)) {
       throw invalidRequest('type', `must be one of ${EVENT_TYPES.join(', ')}`);
     }
     const event = createTestEvent(type, { livemode: false, request: { id: requestId } });
-    const delivery = context.scheduler.deliverTo(registration, event);
+    const delivery = context.scheduler.deliverTo(account, registration, event);
     return { status: 202, body: { delivery_id: delivery.id, event } };
   });
 }
