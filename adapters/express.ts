@@ -16,11 +16,13 @@ const FIX =
   "mount service-webhooks/express before express.json(), or use express.raw({ type: 'application/json' }) on this route.";
 
 /**
- * Receive deliveries in Express. Reads the raw body itself, or takes the Buffer left by
- * `express.raw()` (give that a `limit` of at least `maxBodyBytes`; its default is 100 kB). When
- * `express.json()` already parsed the body, the signed bytes are gone: the sender gets 500
- * `raw_body_unavailable` (so it retries once fixed) and `onError` gets the fix. Mounted with
- * `app.post` it sees only POST; mounted with `app.use` or `app.all` it answers 405 to other methods.
+ * Receive deliveries in Express. Reads the raw body itself (within `maxBodyBytes` and the receiver's
+ * `bodyBudget`), or takes the Buffer left by `express.raw()` (give that a `limit` of at least
+ * `maxBodyBytes`; its default is 100 kB). When `express.json()` already parsed the body, the signed
+ * bytes are gone: the sender gets 500 `raw_body_unavailable` (so it retries once fixed) and `onError`
+ * gets the fix. A client that hangs up mid-body is not handed to `next`, so Express prints nothing for
+ * it; other stream errors are. Mounted with `app.post` it sees only POST; mounted with `app.use` or
+ * `app.all` it answers 405 (with `Allow: POST`) to other methods.
  *
  * @example
  * ```ts

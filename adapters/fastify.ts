@@ -1,6 +1,9 @@
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { PayloadTooLargeError, type WebhookResponse, type Webhooks } from 'service-webhooks';
+import type { WebhookResponse, Webhooks } from 'service-webhooks';
+import { readNodeStream, type StreamBody } from './internal/read-node-body.js';
+import { refusedBody } from './internal/refused-body.js';
 
 /** Options of the `fastifyWebhooks` plugin. */
 export interface FastifyWebhooksOptions {
@@ -15,9 +18,11 @@ export interface FastifyWebhooksOptions {
 }
 
 /**
- * A Fastify 5 plugin that adds the webhook route. The route keeps the raw bytes (a catch-all buffer
- * parser) inside its own encapsulated context, so the app's other routes keep their JSON parsing. Its
- * body limit is `maxBodyBytes` (413 `payload_too_large`); methods other than POST get 405.
+ * A Fastify 5 plugin that adds the webhook route. The route reads the raw bytes itself (a catch-all
+ * parser over the payload stream, within `maxBodyBytes` and the receiver's `bodyBudget`) inside its own
+ * encapsulated context, so the app's other routes keep their JSON parsing. A body over the limit gets
+ * 413 `payload_too_large`, one that does not fit the budget 503 `receiver_busy`; methods other than
+ * POST get 405. The route ignores Content-Type, as the signature does.
  *
  * @example
  * ```ts
@@ -28,35 +33,58 @@ export interface FastifyWebhooksOptions {
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
  * webhooks.on('user.created', (event) => console.log('user.created', event.data.email));
  *
- * const app = Fastify();
+ * const app = Fastify({ requestTimeout: 10_000 }); // Fastify's default, 0, never times an upload out
  * await app.register(fastifyWebhooks, { webhooks, path: '/webhooks' });
  * await app.listen({ port: 3000 });
  * ```
  */
 export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fastifyPlugin(
   async (fastify: FastifyInstance, { webhooks, path = '/webhooks' }: FastifyWebhooksOptions) => {
+    const { maxBodyBytes, bodyBudget } = webhooks;
+    // Reading the payload stream here rather than with `parseAs: 'buffer'` is what lets each chunk be
+    // taken from the budget; what it finds, bytes or a refusal, becomes the route's `request.body`.
+    const readBody = (request: FastifyRequest, payload: IncomingMessage): Promise<StreamBody> =>
+      readNodeStream(payload, request.headers['content-length'], maxBodyBytes, bodyBudget);
     // The child context is what scopes the parser: parsers added here never reach the parent's routes.
     await fastify.register(async (child) => {
       child.removeAllContentTypeParsers();
-      const keepBytes = (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) =>
-        done(null, body);
-      // The exact type the service sends is found by a map lookup; the catch-all takes any other.
-      child.addContentTypeParser('application/json', { parseAs: 'buffer' }, keepBytes);
-      child.addContentTypeParser('*', { parseAs: 'buffer' }, keepBytes);
-      child.setErrorHandler((error: FastifyError, _request, reply) => {
-        if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
-        // Close the connection rather than drain the rest of an oversized upload.
-        reply.header('connection', 'close');
-        return send(reply, webhooks.reject(new PayloadTooLargeError()));
-      });
-      child.all(path, { bodyLimit: webhooks.maxBodyBytes }, async (request, reply) => {
-        const body = request.body instanceof Uint8Array ? request.body : new Uint8Array(0);
-        return send(reply, await webhooks.handle({ body, headers: request.headers, method: request.method }));
+      child.addContentTypeParser('*', readBody);
+      child.all(path, { onRequest: ignoreContentType }, async (request, reply) => {
+        // No body at all (no Content-Length, no Transfer-Encoding): Fastify runs no parser.
+        const read = (request.body as StreamBody | undefined) ?? NO_BODY;
+        switch (read.kind) {
+          case 'body': {
+            const { headers, method } = request;
+            return send(reply, await webhooks.handle({ body: read.body, headers, method }));
+          }
+          case 'too_large':
+          case 'busy':
+            // Close the connection rather than drain the rest of a refused upload.
+            return send(reply.header('connection', 'close'), refusedBody(webhooks, read.kind));
+          case 'aborted':
+            // The client went away mid-body; Fastify writes nothing to a destroyed socket.
+            return reply.code(400).send();
+        }
       });
     });
   },
   { fastify: '5.x', name: 'service-webhooks' },
 );
+
+const NO_BODY: StreamBody = Object.freeze({ kind: 'body', body: new Uint8Array(0) });
+
+/**
+ * Fastify checks Content-Type before it picks a parser and answers a malformed one (`@@@`, `text/`,
+ * an empty value) 415 itself, which no parser can prevent; its documented remedy is an `onRequest`
+ * hook that rewrites the header. The signature covers the bytes whatever type they claim and the core
+ * ignores the header, so this route drops it: every body then goes to the catch-all parser.
+ * https://fastify.dev/docs/latest/Reference/ContentTypeParser/
+ */
+function ignoreContentType(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  // The raw headers: `request.headers` may be a merged copy when a hook replaced it.
+  delete request.raw.headers['content-type'];
+  done();
+}
 
 function send(reply: FastifyReply, { status, headers, body }: WebhookResponse): FastifyReply {
   return reply.code(status).headers(headers).send(body);

@@ -1,13 +1,8 @@
 // node:http for types only: this module is loaded by Edge routes too, where node:* does not exist.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  type WebhookResponse,
-  type Webhooks,
-} from 'service-webhooks';
+import { RawBodyUnavailableError, type Webhooks } from 'service-webhooks';
+import { answerWebRequest } from './internal/answer-web-request.js';
 import { createNodeListener, writeNodeResponse } from './internal/node-listener.js';
-import { readWebBody } from './internal/read-web-body.js';
 
 /** An App Router route handler: `export const POST = nextRouteHandler(webhooks)`. */
 export type NextRouteHandler = (request: Request) => Promise<Response>;
@@ -39,16 +34,9 @@ const APP_FIX =
  */
 export function nextRouteHandler(webhooks: Webhooks): NextRouteHandler {
   return async (request) => {
-    const result = await answerRequest(webhooks, request);
-    return new Response(result.body, { status: result.status, headers: result.headers });
+    const { status, headers, body } = await answerWebRequest(webhooks, request, APP_FIX);
+    return new Response(body, { status, headers });
   };
-}
-
-async function answerRequest(webhooks: Webhooks, request: Request): Promise<WebhookResponse> {
-  if (request.bodyUsed) return webhooks.reject(new RawBodyUnavailableError(APP_FIX));
-  const read = await readWebBody(request, webhooks.maxBodyBytes);
-  if (read.kind === 'too_large') return webhooks.reject(new PayloadTooLargeError());
-  return webhooks.handle({ body: read.body, headers: request.headers, method: request.method });
 }
 
 /**

@@ -9,7 +9,9 @@ const FIX =
 
 /**
  * Receive deliveries with `node:http`, or mount as Connect-style middleware on the webhook path. The
- * handler owns its route: anything but POST is answered 405.
+ * body is read within `maxBodyBytes` and the receiver's `bodyBudget`; the handler owns its route:
+ * anything but POST is answered 405. A slow sender is bounded by the server's `requestTimeout`, so
+ * pass one to `createServer` (see the README's "Slow senders").
  *
  * @example
  * ```ts
@@ -19,7 +21,8 @@ const FIX =
  *
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
  * webhooks.on('user.created', (event) => console.log(event.data.email));
- * createServer(nodeHandler(webhooks)).listen(3000);
+ * const timeouts = { requestTimeout: 10_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 };
+ * createServer(timeouts, nodeHandler(webhooks)).listen(3000);
  * ```
  */
 export function nodeHandler(webhooks: Webhooks): NodeWebhookHandler {

@@ -1,10 +1,5 @@
-import {
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  type WebhookResponse,
-  type Webhooks,
-} from 'service-webhooks';
-import { readWebBody } from './internal/read-web-body.js';
+import type { Webhooks } from 'service-webhooks';
+import { answerWebRequest } from './internal/answer-web-request.js';
 
 /** A Fetch handler: `Request` in, `Response` out. */
 export type WebWebhookHandler = (request: Request) => Promise<Response>;
@@ -14,8 +9,9 @@ const FIX =
 
 /**
  * Receive deliveries on any Fetch runtime: Hono, Bun, Deno, Cloudflare Workers, edge functions. Web
- * APIs only (no `node:*`, no Buffer). The body is read at most `maxBodyBytes + 1` bytes deep. The
- * handler owns what it is given: anything but POST is answered 405.
+ * APIs only (no `node:*`, no Buffer). The body is read at most `maxBodyBytes + 1` bytes deep, within
+ * the receiver's `bodyBudget` (503 `receiver_busy` when it is spent). The handler owns what it is
+ * given: anything but POST is answered 405.
  *
  * @example
  * ```ts
@@ -36,15 +32,7 @@ const FIX =
  */
 export function webHandler(webhooks: Webhooks): WebWebhookHandler {
   return async (request) => {
-    if (request.bodyUsed) return toResponse(webhooks.reject(new RawBodyUnavailableError(FIX)));
-    const read = await readWebBody(request, webhooks.maxBodyBytes);
-    if (read.kind === 'too_large') return toResponse(webhooks.reject(new PayloadTooLargeError()));
-    return toResponse(
-      await webhooks.handle({ body: read.body, headers: request.headers, method: request.method }),
-    );
+    const { status, headers, body } = await answerWebRequest(webhooks, request, FIX);
+    return new Response(body, { status, headers });
   };
-}
-
-function toResponse({ status, headers, body }: WebhookResponse): Response {
-  return new Response(body, { status, headers });
 }

@@ -1,11 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  type WebhookResponse,
-  type Webhooks,
-} from 'service-webhooks';
+import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks';
 import { readNodeBody } from './read-node-body.js';
+import { refusedBody } from './refused-body.js';
 
 /** A `(req, res, next?)` listener, as `node:http`, Connect and Express call it. */
 export type NodeListener = (
@@ -15,30 +11,37 @@ export type NodeListener = (
 ) => Promise<void>;
 
 /**
- * The listener every Node-request adapter shares: read the raw bytes within `maxBodyBytes`, hand them
- * to the core, write its answer. Adapters differ only in the fix they name when a body parser got to
- * the bytes first.
+ * The listener every Node-request adapter shares: read the raw bytes within `maxBodyBytes` and the
+ * receiver's `bodyBudget`, hand them to the core, write its answer. Adapters differ only in the fix
+ * they name when a body parser got to the bytes first.
  */
 export function createNodeListener(webhooks: Webhooks, consumedFix: string): NodeListener {
   return async (request, response, next) => {
     try {
-      const read = await readNodeBody(request, webhooks.maxBodyBytes);
-      if (read.kind === 'too_large') {
-        // Stop the sender from streaming the rest: answer, then close the connection.
-        response.shouldKeepAlive = false;
-        response.once('finish', () => request.destroy());
-        return writeNodeResponse(response, webhooks.reject(new PayloadTooLargeError()));
+      const read = await readNodeBody(request, webhooks.maxBodyBytes, webhooks.bodyBudget);
+      switch (read.kind) {
+        case 'body': {
+          const method = request.method ?? 'POST';
+          return writeNodeResponse(
+            response,
+            await webhooks.handle({ body: read.body, headers: request.headers, method }),
+          );
+        }
+        case 'too_large':
+        case 'busy':
+          // Stop the sender from streaming the rest: answer, then close the connection.
+          response.shouldKeepAlive = false;
+          response.once('finish', () => request.destroy());
+          return writeNodeResponse(response, refusedBody(webhooks, read.kind));
+        case 'consumed':
+          return writeNodeResponse(response, webhooks.reject(new RawBodyUnavailableError(consumedFix)));
+        case 'aborted':
+          // The client went away mid-body: nobody to answer, and nothing for the host app to report
+          // (Express's final handler would print a stack trace for every client that hung up).
+          return;
       }
-      if (read.kind === 'consumed') {
-        return writeNodeResponse(response, webhooks.reject(new RawBodyUnavailableError(consumedFix)));
-      }
-      const method = request.method ?? 'POST';
-      writeNodeResponse(
-        response,
-        await webhooks.handle({ body: read.body, headers: request.headers, method }),
-      );
     } catch (error) {
-      // Only a broken connection gets here (the core never throws): hand it to the host app's error
+      // Only a genuine stream error gets here (the core never throws): hand it to the host app's error
       // handling (Express 4 ignores rejected promises), or drop the connection.
       if (next) next(error);
       else request.destroy(error as Error);

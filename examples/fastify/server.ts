@@ -8,8 +8,9 @@ webhooks.on('user.created', (event) => {
   console.log('user.created', event.data.email);
 });
 
-const app = Fastify();
-// The raw body parser stays on this route; the app's other routes keep parsing JSON.
+// Fastify's default requestTimeout (0) never times an upload out; 10 s bounds a stalled sender.
+const app = Fastify({ requestTimeout: 10_000 });
+// The raw body reader stays on this route; the app's other routes keep parsing JSON.
 await app.register(fastifyWebhooks, { webhooks, path: '/webhooks' });
 
 const address = await app.listen({ port: Number(process.env.PORT ?? 3000) });

@@ -144,11 +144,13 @@ export function runAdapterCases(adapter: AdapterUnderTest): void {
     });
 
     if (adapter.ownsRoute) {
-      test('not POST: 405 method_not_allowed', async () => {
+      test('not POST: 405 method_not_allowed with Allow: POST', async () => {
         for (const method of ['GET', 'PUT', 'DELETE']) {
           const response = await client.send({ method, headers: {}, body: new Uint8Array() });
           expect(response.status, method).toBe(405);
           expect(JSON.parse(response.body).error.code).toBe('method_not_allowed');
+          // RFC 9110 §15.5.6: a 405 names the methods the resource supports.
+          expect(response.headers.allow, method).toBe('POST');
         }
       });
     } else {

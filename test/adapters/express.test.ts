@@ -1,11 +1,18 @@
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import express4 from 'express4';
 import { createWebhooks, type WebhookError, type Webhooks } from 'service-webhooks';
 import { expressWebhooks } from 'service-webhooks/express';
-import { createTestEvent } from 'service-webhooks/testing';
+import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import request from 'supertest';
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import {
   type AdapterClient,
   runAdapterCases,
@@ -13,7 +20,7 @@ import {
   type SentRequest,
   signedRequest,
 } from './adapter-cases.js';
-import { listenClient } from './http-client.js';
+import { listenClient, sendHttp } from './http-client.js';
 import { listenUrl, runStreamingCases } from './streaming-cases.js';
 
 type App = Parameters<typeof request>[0];
@@ -48,9 +55,17 @@ type Middleware = (
   response: ServerResponse & { json(body: unknown): unknown },
   next: (error?: unknown) => void,
 ) => unknown;
+type ErrorMiddleware = (
+  error: unknown,
+  request: IncomingMessage,
+  response: ServerResponse,
+  next: (error?: unknown) => void,
+) => unknown;
 interface TestApp extends RequestListener {
   post(path: string, ...handlers: Middleware[]): unknown;
-  use(pathOrHandler: string | Middleware, ...handlers: Middleware[]): unknown;
+  all(path: string, ...handlers: Middleware[]): unknown;
+  use(pathOrHandler: string | Middleware | ErrorMiddleware, ...handlers: Middleware[]): unknown;
+  set(setting: string, value: unknown): unknown;
 }
 interface Major {
   major: string;
@@ -104,8 +119,21 @@ for (const { major, create, json, raw, urlencoded } of majors) {
     },
   });
 
+  // app.all: the handler sees every method on its path, as with app.use.
+  runAdapterCases({
+    name: `${major} app.all (real port)`,
+    framedOnTheWire: true,
+    ownsRoute: true,
+    start: async (webhooks) => {
+      const app = create();
+      app.all('/webhooks', expressWebhooks(webhooks));
+      return listenClient(createServer(app));
+    },
+  });
+
   runStreamingCases({
     name: major,
+    closesRefused: true,
     start: async (webhooks) => {
       const app = create();
       app.post('/webhooks', expressWebhooks(webhooks));
@@ -177,6 +205,108 @@ for (const { major, create, json, raw, urlencoded } of majors) {
       });
       const response = await request(app).post('/echo').send({ a: 1 });
       expect(response.body).toEqual({ parsed: { a: 1 } });
+    });
+  });
+}
+
+/** Listen on a free loopback port; the URL of /webhooks and a close that cuts open connections. */
+async function listenApp(app: TestApp): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** POST the headers and the first half of a signed 1 kB body, leaving the rest unsent. */
+function sendHalf(url: string) {
+  const body = Buffer.from(JSON.stringify(createTestEvent('user.created')).padEnd(1000));
+  const request = httpRequest(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'x-service-signature': signPayload(body, SECRET),
+    },
+  });
+  request.on('error', () => {});
+  request.write(body.subarray(0, 500));
+  return request;
+}
+
+for (const { major, create } of majors) {
+  describe(`${major}: a client that hangs up mid-body`, () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    const setup = async () => {
+      const webhooks = createWebhooks({ secret: SECRET });
+      webhooks.onError(() => {});
+      const app = create();
+      // Express's final handler prints the stack of every error it is given, except in env 'test',
+      // which is what vitest sets: the app must run as in production for the test to mean anything.
+      app.set('env', 'production');
+      app.post('/webhooks', expressWebhooks(webhooks));
+      return { webhooks, app, server: await listenApp(app) };
+    };
+
+    test('prints nothing, gives its bytes back, and the server stays healthy', async () => {
+      const { webhooks, server } = await setup();
+      const consoleError = vi.spyOn(console, 'error');
+      const stderr = vi.spyOn(process.stderr, 'write');
+      try {
+        const request = sendHalf(server.url);
+        await expect.poll(() => webhooks.bodyBudget.inUse).toBe(500);
+        request.destroy();
+        await expect.poll(() => webhooks.bodyBudget.inUse).toBe(0);
+        // What Express would print, it prints in the same turn as the read fails; give it a few more.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(consoleError).not.toHaveBeenCalled();
+        expect(stderr).not.toHaveBeenCalled();
+
+        const after = await sendHttp(
+          server.url,
+          signedRequest(JSON.stringify(createTestEvent('user.created'))),
+        );
+        expect(after.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('a genuine stream error is still handed to next(error)', async () => {
+      const webhooks = createWebhooks({ secret: SECRET });
+      const app = create();
+      const failure = Object.assign(new Error('inflate failed'), { code: 'Z_DATA_ERROR' });
+      const seen: unknown[] = [];
+      app.post(
+        '/webhooks',
+        (request, _response, next) => {
+          // A stream error that is not a hang-up, once the adapter is reading.
+          request.once('data', () => request.destroy(failure));
+          next();
+        },
+        expressWebhooks(webhooks),
+      );
+      app.use((error: unknown, _request: IncomingMessage, response: ServerResponse, _next: unknown) => {
+        seen.push(error);
+        response.end();
+      });
+      const server = await listenApp(app);
+      try {
+        sendHalf(server.url);
+        await expect.poll(() => seen).toEqual([failure]);
+        expect(webhooks.bodyBudget.inUse).toBe(0);
+      } finally {
+        await server.close();
+      }
     });
   });
 }

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createWebhooks } from 'service-webhooks';
 import { fastifyWebhooks } from 'service-webhooks/fastify';
@@ -55,6 +56,7 @@ runAdapterCases({
 
 runStreamingCases({
   name: 'Fastify',
+  closesRefused: true,
   start: async (webhooks) => {
     const app = Fastify();
     await app.register(fastifyWebhooks, { webhooks });
@@ -139,5 +141,90 @@ describe("Fastify: the route's body limit is maxBodyBytes, whatever the host's b
     });
     expect(response.statusCode).toBe(200);
     await app.close();
+  });
+});
+
+describe("Fastify: a malformed Content-Type gets the core's answer, not Fastify's 415", () => {
+  const app = Fastify();
+  const seen: string[] = [];
+  const webhooks = createWebhooks({ secret: SECRET });
+  webhooks.on('user.created', (event) => {
+    seen.push(event.id);
+  });
+  let base = '';
+  beforeAll(async () => {
+    await app.register(fastifyWebhooks, { webhooks });
+    app.post('/host', async (request) => ({ parsed: request.body }));
+    base = await listen(app);
+  });
+  afterAll(() => app.close());
+
+  // Fastify 5 answers each of these but the first (which it tolerates) 415 FST_ERR_CTP_INVALID_MEDIA_TYPE
+  // before any parser runs.
+  const malformed = ['application/json;;', '@@@', 'text/', '', '/', 'application/json,application/json'];
+
+  test.each(malformed)('Content-Type %j over a real socket: 200, handled', async (contentType) => {
+    const event = createTestEvent('user.created');
+    const sent = signedRequest(JSON.stringify(event), { 'content-type': contentType });
+    const response = await sendHttp(`${base}/webhooks`, sent);
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ received: true });
+    expect(seen).toContain(event.id);
+  });
+
+  test.each(malformed)('Content-Type %j through inject: 200, handled', async (contentType) => {
+    const event = createTestEvent('user.created');
+    const sent = signedRequest(JSON.stringify(event), { 'content-type': contentType });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/webhooks',
+      headers: sent.headers,
+      payload: Buffer.from(sent.body),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(seen).toContain(event.id);
+  });
+
+  test("a malformed Content-Type with a forged signature still gets the core's 401", async () => {
+    const sent = signedRequest(JSON.stringify(createTestEvent('user.created')), {
+      'content-type': '@@@',
+      'x-service-signature': `sha256=${'0'.repeat(64)}`,
+    });
+    const response = await sendHttp(`${base}/webhooks`, sent);
+    expect(response.status).toBe(401);
+    expect(JSON.parse(response.body).error.code).toBe('invalid_signature');
+  });
+
+  test('no Content-Type, chunked over a real socket: 200, handled', async () => {
+    const event = createTestEvent('user.created');
+    const { body, headers } = signedRequest(JSON.stringify(event));
+    const { 'content-type': _, ...withoutType } = headers;
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        `${base}/webhooks`,
+        { method: 'POST', headers: withoutType },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        },
+      );
+      request.on('error', reject);
+      // Two writes without a Content-Length: sent chunked.
+      request.write(body.subarray(0, 10));
+      request.end(body.subarray(10));
+    });
+    expect(status).toBe(200);
+    expect(seen).toContain(event.id);
+  });
+
+  test("the host app's own routes still refuse a malformed Content-Type (the hook is the route's own)", async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/host',
+      headers: { 'content-type': '@@@' },
+      payload: '{"a":1}',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json().code).toBe('FST_ERR_CTP_INVALID_MEDIA_TYPE');
   });
 });

@@ -178,7 +178,8 @@ describe('lambda: platform limits', () => {
     const json = JSON.stringify(createTestEvent('user.created', { data: { name: 'Ren\u00e9' } }));
     const bytes = Uint8Array.from(json, (char) => char.charCodeAt(0));
     const result = await handler(httpApiEvent({ ...signedRequest(bytes), base64: true }), lambdaContext());
-    // The signature matched (not 401); the envelope then parses with U+FFFD for the stray byte.
-    expect(result.statusCode).toBe(200);
+    // The signature matched the exact bytes (not 401); the core then refuses the invalid UTF-8 itself.
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body ?? '').error.code).toBe('invalid_request');
   });
 });

@@ -6,8 +6,8 @@ import { createWebhooks, type Webhooks } from 'service-webhooks';
  */
 export function createReceiver(): Webhooks {
   const webhooks = createWebhooks({
-    // Needed at build time too: `next build` loads route modules, and a missing secret fails loudly.
-    secret: process.env.WEBHOOK_SECRET!,
+    // A function, read on the first delivery: `next build` loads route modules, and builds without it.
+    secret: () => process.env.WEBHOOK_SECRET!,
     ...(process.env.WEBHOOK_MAX_BODY_BYTES
       ? { maxBodyBytes: Number(process.env.WEBHOOK_MAX_BODY_BYTES) }
       : {}),
