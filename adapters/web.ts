@@ -27,7 +27,8 @@ const FIX =
  * const app = new Hono();
  * app.post('/webhooks', (c) => handle(c.req.raw));
  * serve({ fetch: app.fetch, port: 3000 });
- * // Bun, Deno, Workers: export default { fetch: webHandler(webhooks) };
+ * // Bun, Deno: export default { fetch: webHandler(webhooks) }. Workers: give `secret` as a function
+ * // (`() => env.WEBHOOK_SECRET`, from `cloudflare:workers`), read on the first delivery, not at load.
  * ```
  */
 export function webHandler(webhooks: Webhooks): WebWebhookHandler {

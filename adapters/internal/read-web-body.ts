@@ -28,9 +28,12 @@ const BUSY: WebBody = Object.freeze({ kind: 'busy' });
  * ```
  */
 export async function readWebBody(request: Request, limit: number, budget: BodyBudget): Promise<WebBody> {
-  if (Number(request.headers.get('content-length')) > limit) {
-    // Refuse before reading a byte; cancelling tells the runtime it may drop the rest of the upload.
-    void request.body?.cancel().catch(() => {});
+  const announced = Number(request.headers.get('content-length'));
+  if (announced > limit) {
+    // Refuse before keeping a byte. A body small enough to drain is read and dropped so that the 413
+    // reaches the sender (see discardRest); a larger one is cancelled unread.
+    if (request.body !== null && announced <= DRAIN_BYTES) await discardRest(request.body.getReader(), 0);
+    else void request.body?.cancel().catch(() => {});
     return TOO_LARGE;
   }
   if (request.body === null) return { kind: 'body', body: new Uint8Array(0) };
@@ -47,8 +50,8 @@ export async function readWebBody(request: Request, limit: number, budget: BodyB
       if (length + value.byteLength > limit) refused = TOO_LARGE;
       else if (!budget.take(value.byteLength)) refused = BUSY;
       if (refused !== undefined) {
-        // Not awaited: some runtimes settle cancel() only once the peer is gone, and the answer must not wait.
-        void reader.cancel().catch(() => {});
+        // Nothing more is kept (the budget is not taken): the rest is only read so the answer arrives.
+        await discardRest(reader, value.byteLength);
         return refused;
       }
       length += value.byteLength;
@@ -66,4 +69,37 @@ export async function readWebBody(request: Request, limit: number, budget: BodyB
     offset += chunk.byteLength;
   }
   return { kind: 'body', body };
+}
+
+/** How much of a refused body is read and dropped, at most, before the rest is cancelled. */
+const DRAIN_BYTES = 1024 * 1024;
+/** How long a refused body is read and dropped, at most: a slow sender does not keep the request open. */
+const DRAIN_MS = 2_000;
+
+/**
+ * Read and drop the rest of a refused body (up to DRAIN_BYTES more, within DRAIN_MS), then cancel what
+ * is left. A server that closes the connection with request bytes unread makes the kernel reset it,
+ * and a sender still writing its body gets ECONNRESET instead of the answer: workerd (Cloudflare
+ * Workers, wrangler dev, miniflare) does so when the body is cancelled, and a proxy in front of it
+ * (wrangler dev's) then answers 500 "Network connection lost". Node, Bun and Deno drain by themselves.
+ * Not awaited on cancel(): some runtimes settle it only once the peer is gone.
+ */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, dropped: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<'time_up'>((resolve) => {
+    timer = setTimeout(() => resolve('time_up'), DRAIN_MS);
+  });
+  try {
+    while (dropped <= DRAIN_BYTES) {
+      const next = await Promise.race([reader.read(), timeUp]);
+      if (next === 'time_up') break;
+      if (next.done) return;
+      dropped += next.value.byteLength;
+    }
+  } catch {
+    return; // the sender went away: no one is left to answer
+  } finally {
+    clearTimeout(timer);
+  }
+  void reader.cancel().catch(() => {});
 }
