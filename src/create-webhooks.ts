@@ -192,7 +192,7 @@ class WebhookReceiver implements Webhooks {
     this.#dedupTtlMs = dedupTtlSeconds * 1000;
     this.#handlerTimeouts = new TimeoutQueue(this.#options.handlerTimeoutMs);
     this.#storeTimeouts = new TimeoutQueue(this.#options.storeTimeoutMs);
-    if (typeof secret !== 'function') this.#useSecrets(secret);
+    if (typeof secret !== 'function') this.#applySecrets(secret);
     this.#watch = this.#options.logger ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
   }
@@ -253,7 +253,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   /** What depends on the secrets: the verifier with its prepared keys, and the dedup scope. */
-  #useSecrets(secrets: readonly string[]): void {
+  #applySecrets(secrets: readonly string[]): void {
     const { namespace, store } = this.#options;
     const prefixes = dedupPrefixes(namespace, secrets);
     this.#store = new ScopedStore(store, prefixes, this.#storeTimeouts);
@@ -296,7 +296,7 @@ class WebhookReceiver implements Webhooks {
     } catch (cause) {
       return this.#secretFailed(cause);
     }
-    this.#useSecrets(secrets);
+    this.#applySecrets(secrets);
     return undefined;
   }
 
