@@ -118,13 +118,16 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
     }
     throw error;
   }
-  io.out(`service-webhooks sandbox listening on ${sandbox.url}`);
-  io.out(`  deliveries: GET ${sandbox.url}/sandbox/deliveries   data: ${dataFile ?? 'in memory'}`);
+  // One write: a process reading the banner (a test, a supervisor) sees all of it once it sees a line.
   io.out(
-    `  oauth: ${sandbox.authUrl}/oauth/authorize, ${sandbox.authUrl}/oauth/token (access tokens last ${tokenTtl} s${autoApprove ? ', consent auto-approved' : ''})`,
+    [
+      `service-webhooks sandbox listening on ${sandbox.url}`,
+      `  deliveries: GET ${sandbox.url}/sandbox/deliveries   data: ${dataFile ?? 'in memory'}`,
+      `  oauth: ${sandbox.authUrl}/oauth/authorize, ${sandbox.authUrl}/oauth/token (access tokens last ${tokenTtl} s${autoApprove ? ', consent auto-approved' : ''})`,
+      `  jwt: HS256, signing key ${sandbox.jwtSecret}`,
+      '  stop with Ctrl-C',
+    ].join('\n'),
   );
-  io.out(`  jwt: HS256, signing key ${sandbox.jwtSecret}`);
-  io.out('  stop with Ctrl-C');
 
   await new Promise<void>((resolve) => {
     const stop = () => {
