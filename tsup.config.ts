@@ -15,6 +15,8 @@ export const entries = {
   next: 'adapters/next.ts',
   lambda: 'adapters/lambda.ts',
   redis: 'src/redis-store.ts',
+  dynamodb: 'src/dynamodb-store.ts',
+  postgres: 'src/postgres-store.ts',
 };
 
 const shared: Options = {
@@ -26,7 +28,18 @@ const shared: Options = {
 };
 
 export default defineConfig([
-  { ...shared, entry: entries, format: ['esm', 'cjs'], dts: true, platform: 'neutral' },
+  {
+    ...shared,
+    entry: entries,
+    format: ['esm', 'cjs'],
+    dts: true,
+    platform: 'neutral',
+    // The CJS files load optional peers (the DynamoDB SDK) with require() rather than import(), which
+    // CommonJS test runners such as Jest refuse without --experimental-vm-modules.
+    esbuildOptions(options, { format }) {
+      if (format === 'cjs') options.supported = { ...options.supported, 'dynamic-import': false };
+    },
+  },
   // The `service-webhooks` bin: run, never imported, so one ESM file with no declarations.
   { ...shared, entry: { cli: 'src/cli/main.ts' }, format: ['esm'], dts: false, platform: 'node' },
 ]);

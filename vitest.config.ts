@@ -13,6 +13,8 @@ export const packageAliases = {
   'service-webhooks/next': here('./adapters/next.ts'),
   'service-webhooks/lambda': here('./adapters/lambda.ts'),
   'service-webhooks/redis': here('./src/redis-store.ts'),
+  'service-webhooks/dynamodb': here('./src/dynamodb-store.ts'),
+  'service-webhooks/postgres': here('./src/postgres-store.ts'),
   'service-webhooks': here('./src/index.ts'),
 };
 

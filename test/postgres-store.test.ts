@@ -1,12 +1,12 @@
 /**
- * The example PostgreSQL store (examples/postgres-store) against a real PostgreSQL: DATABASE_URL when
- * set, otherwise postgres@127.0.0.1:5432/test. Each run creates its own table and drops it afterwards.
+ * `service-webhooks/postgres` against a real PostgreSQL: DATABASE_URL when set, otherwise
+ * postgres@127.0.0.1:5432/test. Each run creates its own table and drops it afterwards.
  */
 import pg from 'pg';
-import { ConfigurationError } from 'service-webhooks';
+import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
+import { PostgresStore, postgresStoreMigration } from 'service-webhooks/postgres';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { PostgresStore } from '../examples/postgres-store/postgres-store.js';
 
 const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const table = `webhook_events_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -23,6 +23,14 @@ beforeAll(async () => {
       `PostgreSQL is not reachable at ${connectionString.replace(/:[^:@/]*@/, ':***@')}: start it or set DATABASE_URL. (${String(error)})`,
     );
   }
+  // Open every connection first, as a running application's pool has: the suite times each store call
+  // against a 1 s deadline, and 50 connections opened at once (a backend forked for each) can take
+  // longer than that on a loaded machine. That is start-up cost, not the store's.
+  await Promise.all(
+    [pool, otherPool].flatMap((each) =>
+      Array.from({ length: 50 }, () => each.query('SELECT pg_sleep(0.05)')),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -31,13 +39,13 @@ afterAll(async () => {
 });
 
 storeConformanceSuite({
-  name: 'PostgresStore (example)',
+  name: 'PostgresStore',
   createStore: () => new PostgresStore({ pool, table }),
   describe,
   test,
 });
 
-describe('PostgresStore (example) beyond the suite', () => {
+describe('PostgresStore beyond the suite', () => {
   test('of 100 concurrent claims from two pools (two processes), exactly one wins', async () => {
     const stores = [new PostgresStore({ pool, table }), new PostgresStore({ pool: otherPool, table })];
     for (let round = 0; round < 5; round++) {
@@ -101,7 +109,68 @@ describe('PostgresStore (example) beyond the suite', () => {
     expect(rows.map((row) => row.event_id)).toEqual([live]);
   });
 
-  test('refuses a table name that is not a plain identifier', () => {
+  test('refuses a table name that is not a plain identifier, or a missing pool', () => {
     expect(() => new PostgresStore({ pool, table: 'events; DROP TABLE users' })).toThrow(ConfigurationError);
+    expect(() => postgresStoreMigration('Events')).toThrow(ConfigurationError);
+    expect(() => new PostgresStore({} as never)).toThrow(ConfigurationError);
+  });
+
+  test('postgresStoreMigration is the SQL createTable runs: idempotent, and it builds the same table', async () => {
+    const other = `webhook_events_migration_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const sql = postgresStoreMigration(other);
+    expect(sql).toMatch(new RegExp(`^CREATE TABLE IF NOT EXISTS "${other}" \\(`));
+    expect(postgresStoreMigration()).toContain('"webhook_events"');
+    try {
+      await pool.query(sql);
+      await pool.query(sql);
+      await new PostgresStore({ pool, table: other }).createTable();
+      const columns = async (name: string) =>
+        (
+          await pool.query<{ column_name: string; data_type: string; is_nullable: string }>(
+            `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+             WHERE table_name = $1 ORDER BY ordinal_position`,
+            [name],
+          )
+        ).rows;
+      expect(await columns(other)).toEqual(await columns(table));
+      expect((await columns(other)).map((column) => column.column_name)).toEqual([
+        'event_id',
+        'token',
+        'state',
+        'expires_at',
+      ]);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS "${other}"`);
+    }
+  });
+
+  test('unpaired surrogates and % stay distinct keys (pg would send unpaired surrogates as U+FFFD)', async () => {
+    const store = new PostgresStore({ pool, table });
+    const base = `surrogates-${crypto.randomUUID()}`;
+    const keys = [`${base}\uD800`, `${base}\uDC00`, `${base}\uFFFD`, `${base}%uD800`, `${base}%`];
+    expect(new Set(keys.map((key) => store.keyFor(key))).size).toBe(keys.length);
+    const results = await Promise.all(keys.map((key) => store.claim(key, crypto.randomUUID(), 60_000)));
+    expect(results).toEqual(keys.map(() => 'claimed'));
+    expect(store.keyFor('evt_plain:123')).toBe('evt_plain:123');
+  });
+
+  test('a failing database is a StoreUnavailableError carrying the pg error as cause', async () => {
+    const missing = new PostgresStore({ pool, table: 'no_such_table_service_webhooks' });
+    for (const call of [
+      () => missing.claim('k', 't', 1_000),
+      () => missing.complete('k', 't', 1_000),
+      () => missing.renew('k', 't', 1_000),
+      () => missing.release('k', 't'),
+    ]) {
+      const error = await call().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(error).toMatchObject({
+        code: 'store_unavailable',
+        cause: expect.objectContaining({ code: '42P01' }),
+      });
+    }
   });
 });

@@ -1,11 +1,14 @@
 /**
  * The package as users get it: `npm pack` the built package, install the tarball into a fresh project
- * that has NO framework installed (no express, fastify, next, hono, ioredis), then load every subpath
- * of package.json `exports` from ESM and from CJS. That an adapter loads at all there proves it never
- * loads its framework (or any other adapter's); the CJS run also checks `require.cache`.
+ * that has NO framework installed (no express, fastify, next, hono, ioredis, @aws-sdk/client-dynamodb,
+ * pg), then load every subpath of package.json `exports` from ESM and from CJS. That an adapter or a
+ * store loads at all there proves it never loads its framework or client library (or any other
+ * subpath's); the CJS run also checks `require.cache`. The DynamoDB and PostgreSQL stores are then
+ * driven with stand-in clients: PostgresStore needs nothing from `pg`, and DynamoDBStore, lacking the
+ * SDK it loads on first use, fails as a store outage with the root's error class.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +18,7 @@ import { assertBuilt } from '../examples/run-example.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FRAMEWORKS = ['express', 'fastify', 'next', 'hono', 'ioredis'];
+const FRAMEWORKS = ['express', 'fastify', 'next', 'hono', 'ioredis', '@aws-sdk/client-dynamodb', 'pg'];
 
 /** Shared by both scripts; `load` is `import` or `require`. */
 const body = (load: string) => `
@@ -49,6 +52,22 @@ const expressStatus = await new Promise((resolve) => {
     resolve(answer.status);
   });
 });
+// The store subpaths with stand-ins for the clients the application would pass.
+const { PostgresStore, postgresStoreMigration } = await ${load}('service-webhooks/postgres');
+const queries = [];
+const pool = { query: async (text, values) => (queries.push(values), { rows: [{ result: 'claimed' }], rowCount: 1 }) };
+const postgres = {
+  claim: await new PostgresStore({ pool }).claim('evt_1', 'token', 1000),
+  values: queries[0],
+  migration: postgresStoreMigration().startsWith('CREATE TABLE IF NOT EXISTS "webhook_events"'),
+};
+const { DynamoDBStore, DYNAMODB_STORE_ATTRIBUTES } = await ${load}('service-webhooks/dynamodb');
+const dynamoStore = new DynamoDBStore({ client: { send: async () => ({}) }, tableName: 'webhook-events' });
+const dynamodb = await dynamoStore.claim('evt_1', 'token', 1000).then(
+  (answer) => ({ answer }),
+  (error) => ({ code: error.code, root: error instanceof WebhookError, sdkMissing: error.message.includes('could not load @aws-sdk/client-dynamodb') }),
+);
+dynamodb.attributes = DYNAMODB_STORE_ATTRIBUTES;
 const resolvable = ${JSON.stringify(FRAMEWORKS)}.filter((name) => {
   try { return Boolean(createRequire(process.cwd() + '/').resolve(name)); } catch { return false; }
 });
@@ -58,7 +77,7 @@ const ESM = `import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 ${body('import')}
-console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), resolvable }));
+console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable }));
 `;
 
 const CJS = `const { readFileSync } = require('node:fs');
@@ -69,7 +88,7 @@ ${body('require')}
   const frameworkFiles = Object.keys(require.cache).filter((file) =>
     ${JSON.stringify(FRAMEWORKS)}.some((name) => file.includes('/node_modules/' + name + '/')),
   );
-  console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), resolvable, frameworkFiles }));
+  console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable, frameworkFiles }));
 })();
 `;
 
@@ -117,5 +136,29 @@ for (const file of ['check.mjs', 'check.cjs']) {
       ['raw_body_unavailable', true],
       ['raw_body_unavailable', true],
     ]);
+    expect(result.loaded['service-webhooks/dynamodb']).toEqual([
+      'DYNAMODB_STORE_ATTRIBUTES',
+      'DynamoDBStore',
+    ]);
+    expect(result.loaded['service-webhooks/postgres']).toEqual(['PostgresStore', 'postgresStoreMigration']);
+    expect(result.postgres).toEqual({ claim: 'claimed', values: ['evt_1', 'token', 1000], migration: true });
+    expect(result.dynamodb).toEqual({
+      code: 'store_unavailable',
+      root: true,
+      sdkMissing: true,
+      attributes: { partitionKey: 'pk', timeToLive: 'expiresAt' },
+    });
   }, 30_000);
 }
+
+test('the tarball ships the LICENSE, and the CommonJS DynamoDB store loads its SDK with require()', async () => {
+  const installed = join(project, 'node_modules', 'service-webhooks');
+  await expect(access(join(installed, 'LICENSE'))).resolves.toBeUndefined();
+  expect(await readFile(join(installed, 'LICENSE'), 'utf8')).toContain(
+    'Copyright (c) 2026 service-webhooks contributors',
+  );
+  // CommonJS test runners (Jest) refuse import() without --experimental-vm-modules.
+  const cjs = await readFile(join(installed, 'dist', 'dynamodb.cjs'), 'utf8');
+  expect(cjs).not.toMatch(/\bimport\(/);
+  expect(cjs).toMatch(/require\(["']@aws-sdk\/client-dynamodb["']\)/);
+});

@@ -1,0 +1,451 @@
+/**
+ * `service-webhooks/dynamodb`: an idempotency store shared by every process that receives deliveries,
+ * kept in an Amazon DynamoDB table through a `DynamoDBClient` the application owns.
+ *
+ * @example
+ * ```ts
+ * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+ * import { createWebhooks } from 'service-webhooks';
+ * import { DynamoDBStore } from 'service-webhooks/dynamodb';
+ *
+ * const client = new DynamoDBClient({
+ *   maxAttempts: 1,
+ *   requestHandler: { connectionTimeout: 500, requestTimeout: 1_000, throwOnRequestTimeout: true },
+ * });
+ * const webhooks = createWebhooks({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   store: new DynamoDBStore({ client, tableName: 'webhook-events' }),
+ * });
+ * ```
+ * @packageDocumentation
+ */
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type ClaimResult,
+  type CompleteResult,
+  ConfigurationError,
+  type IdempotencyStore,
+  type RenewResult,
+  StoreUnavailableError,
+} from 'service-webhooks';
+
+/**
+ * The attributes the store writes: one item per store key. Create the table with `partitionKey` as its
+ * only key (type String, no sort key) and turn DynamoDB's Time to Live on for `timeToLive`, as
+ * {@link DynamoDBStore.createTable} does.
+ *
+ * | attribute | type | holds |
+ * |---|---|---|
+ * | `pk` | S | the store key (dedup scope and event id), after `keyPrefix` |
+ * | `state` | S | `in_progress` or `completed` |
+ * | `token` | S | the owning delivery attempt, only while `in_progress` |
+ * | `expiresAtMs` | N | end of the lease (in progress) or of the memory (completed), epoch ms |
+ * | `expiresAt` | N | the same instant in epoch seconds, rounded up: the TTL attribute |
+ *
+ * @example
+ * ```ts
+ * // AWS CDK
+ * new dynamodb.Table(this, 'WebhookEvents', {
+ *   partitionKey: { name: DYNAMODB_STORE_ATTRIBUTES.partitionKey, type: dynamodb.AttributeType.STRING },
+ *   timeToLiveAttribute: DYNAMODB_STORE_ATTRIBUTES.timeToLive,
+ *   billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+ * });
+ * ```
+ */
+export const DYNAMODB_STORE_ATTRIBUTES = Object.freeze({
+  /** The table's partition key (type String). */
+  partitionKey: 'pk',
+  /** The attribute DynamoDB's Time to Live deletes by (type Number, epoch seconds). */
+  timeToLive: 'expiresAt',
+} as const);
+
+/**
+ * Options of {@link DynamoDBStore}.
+ *
+ * @example
+ * ```ts
+ * new DynamoDBStore({ client: new DynamoDBClient({ maxAttempts: 1 }), tableName: 'webhook-events', keyPrefix: 'billing:' });
+ * ```
+ */
+export interface DynamoDBStoreOptions {
+  /**
+   * A `DynamoDBClient` (from `@aws-sdk/client-dynamodb` v3) the application created and owns: the store
+   * never destroys it. Create it so that a call fails fast while DynamoDB is unreachable or slow, well
+   * within the receiver's `storeTimeoutMs` (2 s by default): `maxAttempts: 1` and
+   * `requestHandler: { connectionTimeout: 500, requestTimeout: 1_000, throwOnRequestTimeout: true }`
+   * (without `throwOnRequestTimeout` the SDK only logs at `requestTimeout`). A call waiting for one of the
+   * SDK's sockets (50 by default) counts against both timeouts: give it at least as many as your peak
+   * of concurrent deliveries (`httpsAgent: { maxSockets: 200 }` in `requestHandler`).
+   */
+  client: DynamoDBClient;
+  /**
+   * The table (or its ARN): partition key `pk` of type String, no sort key, Time to Live on
+   * `expiresAt`. See {@link DYNAMODB_STORE_ATTRIBUTES} and {@link DynamoDBStore.createTable}.
+   */
+  tableName: string;
+  /**
+   * Put before every key, to share one table between several applications. At most 128 bytes (UTF-8),
+   * so the longest key fits DynamoDB's 2,048-byte partition key.
+   * @default ''
+   */
+  keyPrefix?: string;
+}
+
+/**
+ * Options of {@link DynamoDBStore.createTable}.
+ *
+ * @example
+ * ```ts
+ * await store.createTable({ timeToLive: false }); // an emulator without UpdateTimeToLive (dynalite)
+ * ```
+ */
+export interface CreateDynamoDBTableOptions {
+  /**
+   * Turn DynamoDB's Time to Live on for `expiresAt` (UpdateTimeToLive), so ended records are deleted.
+   * Correctness never depends on it; without it the table only grows.
+   * @default true
+   */
+  timeToLive?: boolean;
+  /**
+   * How long to wait for a new table to become ACTIVE.
+   * @default 120_000
+   */
+  waitMs?: number;
+}
+
+type Sdk = typeof import('@aws-sdk/client-dynamodb');
+type Item = Record<string, AttributeValue>;
+/** What `send` answers, narrowed to what the store reads. */
+type Sent = { Item?: Item; Table?: { TableStatus?: string }; TimeToLiveDescription?: TtlDescription };
+type TtlDescription = { TimeToLiveStatus?: string; AttributeName?: string };
+/** A command of the SDK, typed loosely: each one is sent and its answer read as {@link Sent}. */
+type Command = object;
+
+/**
+ * The SDK's command classes, loaded on first use rather than imported: loading this subpath must not
+ * load (or require the installation of) the SDK, and an application that passes a client has already
+ * loaded it, so the import is served from the module cache.
+ */
+let sdk: Promise<Sdk> | undefined;
+let loadedSdk: Sdk | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdk ??= import('@aws-sdk/client-dynamodb').then((module) => {
+    loadedSdk = module;
+    return module;
+  });
+  return sdk;
+}
+
+const IN_PROGRESS = 'in_progress';
+const COMPLETED = 'completed';
+
+/**
+ * Placeholders for every attribute (`state` and `token` are DynamoDB reserved words). Each expression
+ * below names exactly the placeholders it uses: DynamoDB refuses unused ones.
+ */
+const NAMES = { '#k': 'pk', '#s': 'state', '#t': 'token', '#e': 'expiresAtMs' } as const;
+
+/**
+ * A claim takes an absent key, or one whose lease or memory ended by the writer's clock. Conditional
+ * writes on one item are serialised by DynamoDB, so of concurrent claims exactly one passes.
+ */
+const CLAIM_CONDITION = 'attribute_not_exists(#k) OR #e <= :now';
+/**
+ * Complete and renew: the holder (even after its lease ended, as long as nobody took the item over),
+ * or anyone when no live record exists. A completed item has no token, so completing twice fails.
+ */
+const HOLDER_CONDITION = 'attribute_not_exists(#k) OR #e <= :now OR (#s = :held AND #t = :token)';
+const RELEASE_CONDITION = '#s = :held AND #t = :token';
+
+/**
+ * The idempotency store on Amazon DynamoDB, for several processes, machines or Lambda functions. One
+ * item per key; claim, complete, renew and release are each one conditional write (`PutItem` or
+ * `DeleteItem` with a `ConditionExpression`), so DynamoDB decides atomically who holds an event,
+ * including the takeover of a lease left by a crashed worker. A claim that finds the event taken learns
+ * whether it is in progress or completed from the same call (`ReturnValuesOnConditionCheckFailure`);
+ * only DynamoDB implementations that ignore that parameter (dynalite) cost a second, consistent read.
+ *
+ * **Clocks.** DynamoDB conditions have no server clock, so leases and memories are compared with the
+ * clock of the process that writes (`Date.now()`). A process whose clock runs ahead of the others sees
+ * their leases end early by as much (and may take over an event still being handled); one that runs
+ * behind keeps seeing ended leases as live. Keep the receivers' clocks in sync (NTP, such as chrony; on
+ * AWS, the Amazon Time Sync Service): a skew far below `leaseSeconds` (45 s) is harmless.
+ *
+ * **Expiry.** The `expiresAtMs` attribute decides; DynamoDB's Time to Live (`expiresAt`, epoch seconds)
+ * only removes ended items, typically within days, and nothing depends on when it does.
+ *
+ * Every failed call (unreachable, throttled, missing table, timed out) throws `StoreUnavailableError`
+ * with the SDK's error as `cause`: the sender is answered 503 `store_unavailable` and retries later.
+ * Pay-per-request capacity (on-demand) suits webhook traffic; each delivery costs two writes.
+ *
+ * @example
+ * ```ts
+ * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+ * import { DynamoDBStore } from 'service-webhooks/dynamodb';
+ *
+ * const store = new DynamoDBStore({
+ *   client: new DynamoDBClient({
+ *     maxAttempts: 1,
+ *     requestHandler: { connectionTimeout: 500, requestTimeout: 1_000, throwOnRequestTimeout: true },
+ *   }),
+ *   tableName: process.env.WEBHOOK_TABLE!,
+ * });
+ * ```
+ */
+export class DynamoDBStore implements IdempotencyStore {
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #prefix: string;
+
+  constructor(options: DynamoDBStoreOptions) {
+    const client: unknown = options?.client;
+    if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+      throw new ConfigurationError(
+        "DynamoDBStore needs a DynamoDBClient: new DynamoDBStore({ client: new DynamoDBClient({ maxAttempts: 1 }), tableName: 'webhook-events' }).",
+      );
+    }
+    const table = options.tableName;
+    if (
+      typeof table !== 'string' ||
+      !(/^[a-zA-Z0-9_.-]{3,255}$/.test(table) || /^arn:[^\s]{1,1020}$/.test(table))
+    ) {
+      throw new ConfigurationError(
+        `DynamoDBStore \`tableName\` must be a DynamoDB table name (3 to 255 of a-z, A-Z, 0-9, _, -, .) or a table ARN; got ${JSON.stringify(table)}.`,
+      );
+    }
+    const prefix = options.keyPrefix ?? '';
+    if (typeof prefix !== 'string' || new TextEncoder().encode(prefix).length > 128) {
+      throw new ConfigurationError(
+        `DynamoDBStore \`keyPrefix\` must be a string of at most 128 bytes; got ${JSON.stringify(prefix)}.`,
+      );
+    }
+    this.#client = client as DynamoDBClient;
+    this.#table = table;
+    this.#prefix = prefix;
+    // Start loading the command classes now, so the first delivery does not wait for them; a failure
+    // is reported by the first call.
+    loadSdk().catch(() => {});
+  }
+
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const now = Date.now();
+    const item = this.#item(key, IN_PROGRESS, now + milliseconds(leaseMs), token);
+    const answer = await this.#send('claim', (sdk) => {
+      return new sdk.PutItemCommand({
+        TableName: this.#table,
+        Item: item,
+        ConditionExpression: CLAIM_CONDITION,
+        ExpressionAttributeNames: { '#k': NAMES['#k'], '#e': NAMES['#e'] },
+        ExpressionAttributeValues: { ':now': { N: String(now) } },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+    });
+    if (answer.passed) return 'claimed';
+    const held = answer.item ?? (await this.#read(key));
+    return held?.state?.S === COMPLETED ? 'completed' : 'in_progress';
+  }
+
+  async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    const now = Date.now();
+    const item = this.#item(key, COMPLETED, now + milliseconds(ttlMs));
+    const answer = await this.#send('complete', (sdk) => {
+      return new sdk.PutItemCommand({
+        TableName: this.#table,
+        Item: item,
+        ...holderCondition(now, token),
+      });
+    });
+    return answer.passed ? 'completed' : 'lost';
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const now = Date.now();
+    const item = this.#item(key, IN_PROGRESS, now + milliseconds(leaseMs), token);
+    const answer = await this.#send('renew', (sdk) => {
+      return new sdk.PutItemCommand({
+        TableName: this.#table,
+        Item: item,
+        ...holderCondition(now, token),
+      });
+    });
+    return answer.passed ? 'renewed' : 'lost';
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.#send('release', (sdk) => {
+      return new sdk.DeleteItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: this.keyFor(key) } },
+        ConditionExpression: RELEASE_CONDITION,
+        ExpressionAttributeNames: { '#s': NAMES['#s'], '#t': NAMES['#t'] },
+        ExpressionAttributeValues: { ':held': { S: IN_PROGRESS }, ':token': { S: token } },
+      });
+    });
+  }
+
+  /**
+   * The partition key value that holds the store key `key`, as the store writes it (for inspection and
+   * tests). Only `%` and unpaired UTF-16 surrogates are escaped (DynamoDB stores UTF-8, where unpaired
+   * surrogates cannot be written), so distinct keys stay distinct.
+   *
+   * @example
+   * ```ts
+   * await client.send(new GetItemCommand({ TableName: 'webhook-events', Key: { pk: { S: store.keyFor(key) } } }));
+   * ```
+   */
+  keyFor(key: string): string {
+    return this.#prefix + encodeKey(key);
+  }
+
+  /**
+   * Create the table if it does not exist (on-demand capacity, partition key `pk` of type String), wait
+   * until it is ACTIVE, and turn Time to Live on for `expiresAt` unless it already is. For development
+   * and tests: in production, declare the table with your infrastructure code (see the README).
+   *
+   * @example
+   * ```ts
+   * const store = new DynamoDBStore({ client, tableName: 'webhook-events' });
+   * await store.createTable();
+   * ```
+   */
+  async createTable(options: CreateDynamoDBTableOptions = {}): Promise<void> {
+    const sdk = await loadSdk();
+    const send = (command: Command) => this.#client.send(command as never) as Promise<Sent>;
+    try {
+      await send(
+        new sdk.CreateTableCommand({
+          TableName: this.#table,
+          AttributeDefinitions: [
+            { AttributeName: DYNAMODB_STORE_ATTRIBUTES.partitionKey, AttributeType: 'S' },
+          ],
+          KeySchema: [{ AttributeName: DYNAMODB_STORE_ATTRIBUTES.partitionKey, KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+    } catch (error) {
+      if (errorName(error) !== 'ResourceInUseException') throw error;
+    }
+    const waitMs = options.waitMs ?? 120_000;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const { Table } = await send(new sdk.DescribeTableCommand({ TableName: this.#table }));
+      if (Table?.TableStatus === 'ACTIVE') break;
+      if (Date.now() > deadline) {
+        throw new Error(`DynamoDB table ${this.#table} is still ${Table?.TableStatus} after ${waitMs} ms.`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    if (options.timeToLive === false) return;
+    const { TimeToLiveDescription: ttl } = await send(
+      new sdk.DescribeTimeToLiveCommand({ TableName: this.#table }),
+    );
+    const status = ttl?.TimeToLiveStatus;
+    if (status === 'ENABLED' || status === 'ENABLING') {
+      if (ttl?.AttributeName === DYNAMODB_STORE_ATTRIBUTES.timeToLive) return;
+      throw new Error(
+        `DynamoDB table ${this.#table} has Time to Live on "${ttl?.AttributeName}"; the store needs it on "${DYNAMODB_STORE_ATTRIBUTES.timeToLive}" (the table's items are then never deleted).`,
+      );
+    }
+    await send(
+      new sdk.UpdateTimeToLiveCommand({
+        TableName: this.#table,
+        TimeToLiveSpecification: { Enabled: true, AttributeName: DYNAMODB_STORE_ATTRIBUTES.timeToLive },
+      }),
+    );
+  }
+
+  #item(key: string, state: string, expiresAtMs: number, token?: string): Item {
+    const item: Item = {
+      pk: { S: this.keyFor(key) },
+      state: { S: state },
+      expiresAtMs: { N: String(expiresAtMs) },
+      // Rounded up: DynamoDB's TTL must never delete an item before its lease or memory ended.
+      expiresAt: { N: String(Math.ceil(expiresAtMs / 1000)) },
+    };
+    if (token !== undefined) item.token = { S: token };
+    return item;
+  }
+
+  /** Where a claim's condition failed and DynamoDB did not return the item (see the class TSDoc). */
+  async #read(key: string): Promise<Item | undefined> {
+    const answer = await this.#send('claim', (sdk) => {
+      return new sdk.GetItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: this.keyFor(key) } },
+        ConsistentRead: true,
+        ProjectionExpression: '#s',
+        ExpressionAttributeNames: { '#s': NAMES['#s'] },
+      });
+    });
+    return answer.item;
+  }
+
+  /** Send one command: `passed` is false when its condition failed, every other failure throws. */
+  async #send(
+    operation: string,
+    build: (sdk: Sdk) => Command,
+  ): Promise<{ passed: boolean; item: Item | undefined }> {
+    let sdk: Sdk;
+    try {
+      sdk = loadedSdk ?? (await loadSdk());
+    } catch (cause) {
+      throw new StoreUnavailableError(
+        `DynamoDBStore could not load @aws-sdk/client-dynamodb (install it next to service-webhooks): ${reason(cause)}`,
+        { cause },
+      );
+    }
+    try {
+      const sent = (await this.#client.send(build(sdk) as never)) as Sent;
+      return { passed: true, item: sent.Item };
+    } catch (cause) {
+      if (errorName(cause) === 'ConditionalCheckFailedException') {
+        return { passed: false, item: (cause as { Item?: Item }).Item };
+      }
+      const hint =
+        errorName(cause) === 'ResourceNotFoundException'
+          ? ` (does table ${this.#table} exist in this region? See DynamoDBStore.createTable)`
+          : '';
+      throw new StoreUnavailableError(
+        `DynamoDBStore could not ${operation} the event: ${reason(cause)}${hint}`,
+        { cause },
+      );
+    }
+  }
+}
+
+/** The condition of complete and renew, with exactly the placeholders it uses. */
+function holderCondition(now: number, token: string) {
+  return {
+    ConditionExpression: HOLDER_CONDITION,
+    ExpressionAttributeNames: { ...NAMES },
+    ExpressionAttributeValues: {
+      ':now': { N: String(now) },
+      ':held': { S: IN_PROGRESS },
+      ':token': { S: token },
+    },
+  };
+}
+
+/**
+ * Escape the escape character and unpaired surrogates (which UTF-8, DynamoDB's encoding, cannot hold:
+ * they would all become U+FFFD and different keys would collide). Every other key is stored as it is.
+ */
+function encodeKey(key: string): string {
+  return key.replace(/%|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (unit) =>
+    unit === '%' ? '%25' : `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/** Whole, positive milliseconds; a fraction is rounded up so a lease is never shortened. */
+function milliseconds(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Expected a positive duration in ms; got ${ms}.`);
+  return Math.ceil(ms);
+}
+
+function errorName(error: unknown): unknown {
+  return (error as { name?: unknown } | null)?.name;
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

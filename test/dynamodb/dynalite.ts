@@ -1,0 +1,82 @@
+/**
+ * dynalite for the DynamoDBStore tests. dynalite is an implementation of the DynamoDB API (on LevelDB,
+ * in memory here) that runs on this machine: it is not AWS, and no AWS account or network is used.
+ * It runs in a child process (fixtures/dynalite-server.cjs: `require('dynalite')({ createTableMs: 0 })`
+ * then `.listen(0)`), so the tests' clients reach it over TCP as an application reaches DynamoDB, and
+ * its work does not share the test's event loop.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+
+const SERVER = fileURLToPath(new URL('./fixtures/dynalite-server.cjs', import.meta.url));
+
+export interface RunningDynalite {
+  readonly endpoint: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Start dynalite on a free port of 127.0.0.1; tables are ACTIVE as soon as they are created. */
+export function startDynalite(): Promise<RunningDynalite> {
+  const child = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dynalite did not start: ${stderr}`)), 20_000);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`dynalite exited before listening: ${stderr}`));
+    });
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (!stdout.includes('\n')) return;
+      clearTimeout(timer);
+      const { port } = JSON.parse(stdout.split('\n')[0]!) as { port: number };
+      resolve({
+        endpoint: `http://127.0.0.1:${port}`,
+        child,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGTERM');
+            await exited;
+          }
+        },
+      });
+    });
+  });
+}
+
+/**
+ * What the README recommends: one attempt, a request timeout well within the core's storeTimeoutMs
+ * (2 s) that throws, and sockets for as many concurrent calls as the receiver makes (the SDK's default
+ * is 50; a request queued for a socket counts against both timeouts).
+ */
+export const FAIL_FAST: DynamoDBClientConfig = {
+  maxAttempts: 1,
+  requestHandler: {
+    connectionTimeout: 500,
+    requestTimeout: 1_000,
+    throwOnRequestTimeout: true,
+    httpAgent: { maxSockets: 200 },
+  },
+};
+
+/** A client for `endpoint` with throwaway credentials (dynalite checks only their shape). */
+export function clientFor(endpoint: string, config: DynamoDBClientConfig = FAIL_FAST): DynamoDBClient {
+  return new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint,
+    credentials: { accessKeyId: 'dynalite', secretAccessKey: 'dynalite' },
+    ...config,
+  });
+}
+
+/** A table name no other test uses. */
+export function uniqueTableName(label: string): string {
+  return `webhook-events-${label}-${crypto.randomUUID().slice(0, 8)}`;
+}
