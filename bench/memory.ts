@@ -1,7 +1,8 @@
 /**
  * Section 3b, run with --expose-gc in its own process: heap (and typed-array backing stores) per event
  * id remembered by MemoryStore after 100,000 completed deliveries, measured from before the store was
- * built, so its preallocated arrays count. A bare lru-cache of the same ids is the floor. Prints JSON.
+ * built, so whatever it reserves up front counts too. A bare lru-cache of the same ids is the floor.
+ * Prints JSON.
  */
 import { LRUCache } from 'lru-cache';
 import { MemoryStore } from 'service-webhooks';

@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { ColdStartResult } from './cold-start.js';
 import type { CoreResults } from './core.js';
 import {
   AutocannonLoad,
@@ -29,7 +30,7 @@ import {
   WARMUP,
 } from './http.js';
 import type { VariantName } from './server.js';
-import { formatBytes, median, QUICK } from './shared.js';
+import { formatBytes, median, QUICK, quantile } from './shared.js';
 import { WrkLoad, wrkVersion } from './wrk.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -278,6 +279,35 @@ function storeRows(stores: HttpGroupResult, perId: { store: number; lru: number;
   ];
 }
 
+function coldStartRows(cold: ColdStartResult): Row[] {
+  const { ours, octokit } = cold.samples;
+  const totals = (variant: typeof ours) => variant.map((sample) => sample.totalMs);
+  const p90Ratio = quantile(totals(ours), 0.9) / quantile(totals(octokit), 0.9);
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  const lru = cold.bundles.ours.packageGzip.find((input) => input.name === 'lru-cache')?.bytes ?? 0;
+  const largest = cold.ourModules
+    .slice(0, 5)
+    .map(({ name, bytes }) => `${name} ${kib(bytes)}`)
+    .join(', ');
+  return [
+    {
+      measure:
+        'Lambda cold start (import + first delivery of an esbuild bundle, fresh node process): ours / octokit',
+      value: x(cold.totalRatio),
+      target: '≤ 1.50×',
+      met: check(cold.totalRatio, 1.5, false),
+      context: `ours ${describeSamples(ours)}; octokit ${describeSamples(octokit)}; p90 ratio ${x(p90Ratio)}, CPU ratio ${x(cold.cpuRatio)}; ${cold.rounds} samples each, A B B A`,
+    },
+    {
+      measure: 'Lambda bundle size, gzip (esbuild, minified, node20): ours / octokit',
+      value: x(cold.gzipRatio),
+      target: '≤ 3.00×',
+      met: check(cold.gzipRatio, 3, false),
+      context: `ours ${kib(cold.bundles.ours.gzip)} gzip (${kib(cold.bundles.ours.bytes)} minified), octokit ${kib(cold.bundles.octokit.gzip)} (${kib(cold.bundles.octokit.bytes)}); lru-cache is ${kib(lru)} of ours gzipped (without it ${x((cold.bundles.ours.gzip - lru) / cold.bundles.octokit.gzip)}); largest modules, minified (built from the sources): ${largest}`,
+    },
+  ];
+}
+
 function bigBodyRows(big: BigBodyResult[]): Row[] {
   const MiB = 1_048_576;
   type Bytes = { rss: number; heapUsed: number; arrayBuffers: number };
@@ -374,6 +404,11 @@ log('\n3b. MemoryStore memory per id');
 const perId = memoryPerId();
 log(`  ${perId.store.toFixed(1)} B per id (bare lru-cache ${perId.lru.toFixed(1)} B)`);
 
+// Before the load generator is pinned: the sample processes would inherit its one core.
+log('\n1b. Lambda cold start: bundled handler, one fresh node process per sample');
+const { runColdStart, describeSamples } = await import('./cold-start.js');
+const cold = await runColdStart(log);
+
 const pinned = pinLoadGenerator();
 log(
   `\n2. HTTP end to end, ${formatBytes(HTTP_BODY_BYTES)} bodies, ${CONNECTIONS} connections${pinned ? ', server and load generator pinned to one core each' : ''}`,
@@ -402,6 +437,7 @@ const big = await runBigBodies(['node-adapter', 'node-hand'], log);
 
 const rows = [
   ...coreRows(core),
+  ...coldStartRows(cold),
   ...httpRows(node, expressGroup, fastifyGroup),
   ...storeRows(stores, perId),
   ...bigBodyRows(big),
@@ -466,6 +502,13 @@ ${rendered}
   responses in all rounds. The tail on these shared VMs comes mostly from outside the receiver: an
   instrumented Fastify route answered every request within 12 ms of reading it, while wrk saw a
   p99.9 of 40-190 ms. The p99 row shows the per-round ratios' range so the swing can be judged.
+- Lambda cold start: the same small function (one handler) on this library's \`service-webhooks/lambda\`
+  and on \`@octokit/webhooks\` (\`bench/cold-start/\`), each bundled by esbuild as a deployment is (node20,
+  minified, ESM; the library from dist). Every sample is a fresh \`node\` process that reads a signed HTTP
+  API event, then times importing the bundle (which creates the receiver) and answering that event,
+  with the process's CPU over the same span; Node's own start-up, the same for both, is left out but
+  reported as \`process\`. The two alternate A B B A, after warm-up rounds that are dropped. Sizes are
+  the bundles gzipped at level 9; a package's share is how much smaller the gzipped bundle is without it.
 - Big bodies: above a post-GC baseline, what is alive while a handler runs (after a full GC inside
   it; the median over deliveries), which the targets use, and in a separate run the high-water marks
   (sampled every 2 ms), which include garbage not yet collected and so swing with the collector's

@@ -97,6 +97,13 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/** The `q` quantile (0 to 1) by nearest rank: a value that was measured, never an interpolation. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
 /** The median over rounds of the ratio a/b, each ratio taken within one round (so drifting load cancels). */
 export function medianRatio(a: readonly number[], b: readonly number[]): number {
   return median(a.map((value, i) => value / b[i]!));

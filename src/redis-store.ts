@@ -33,15 +33,26 @@ import {
  */
 export interface RedisStoreOptions {
   /**
-   * An ioredis `Redis` or `Cluster` the application created and owns: the store neither connects nor
-   * closes it, and adds no listener to it. Create it with options that fail fast while Redis is
-   * unreachable, so a delivery during an outage is answered 503 at once and nothing piles up:
+   * An ioredis `Redis` or `Cluster` the application created and owns: the store never closes it and
+   * adds no lasting listener to it. Create it with options that fail fast while Redis is unreachable,
+   * so a delivery during an outage is answered 503 at once and nothing piles up:
    * `{ enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }` (for a `Cluster`,
-   * `enableOfflineQueue: false` at the top level and the other two in `redisOptions`). With
-   * `enableOfflineQueue: false`, leave `lazyConnect` off (or `await client.connect()` at startup): a
-   * lazy client would refuse its first command rather than connect.
+   * `enableOfflineQueue: false` at the top level and the other two in `redisOptions`).
+   *
+   * The client's first connection is waited for: a call made while it is still being made (a
+   * serverless cold start creates the client and receives the first delivery in the same moment)
+   * waits up to `readyTimeoutMs` for it rather than failing because the offline queue is off. A
+   * `lazyConnect` client is connected by the first call, as ioredis does on a first command. Once the
+   * client has been ready, or its first connection failed, calls never wait: while it reconnects they
+   * fail at once, as the fail-fast options intend.
    */
   client: Redis | Cluster;
+  /**
+   * How long a call waits for the client's first connection to be ready (see `client`). Keep it below
+   * the receiver's `storeTimeoutMs` (2 s by default) with room for the command itself.
+   * @default 1_000
+   */
+  readyTimeoutMs?: number;
   /**
    * Put before every key, to share one Redis with other data. It must not contain `{` or `}`: the
    * store key (the receiver's dedup scope and the event id) is the Redis key's hash tag, which spreads
@@ -50,6 +61,14 @@ export interface RedisStoreOptions {
    */
   prefix?: string;
 }
+
+/**
+ * Client statuses in which a connection is on its way: `connecting` and `connect` (socket open, the
+ * handshake and ready check under way) for `Redis` and `Cluster` alike, and `wait`, a `lazyConnect`
+ * client nothing has used yet. Any other status but `ready` (`reconnecting`, `close`, `end`,
+ * `disconnecting`, `monitoring`) is a client that was connected or tried to be.
+ */
+const CONNECTING: ReadonlySet<string> = new Set(['wait', 'connecting', 'connect']);
 
 /** The value of a handled event's key. Tokens are stored as `t:` + token, so no token can equal it. */
 const COMPLETED = 'c';
@@ -114,6 +133,8 @@ type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE | t
  * the sender is answered 503 `store_unavailable` without running handlers; it retries later. Create the
  * client so that it fails fast instead of queueing commands while it reconnects (see
  * {@link RedisStoreOptions.client}); once Redis is back, deliveries are handled again without a restart.
+ * The one exception is the client's first connection, which calls wait for (up to `readyTimeoutMs`), so
+ * that the first delivery after a serverless cold start is handled rather than refused.
  *
  * The store adds no `error` listener to the client: ioredis 5 prints an `error` event that has no
  * listener to stderr and never throws it, so an outage cannot crash the application either way. Add
@@ -138,7 +159,16 @@ type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE | t
  */
 export class RedisStore implements IdempotencyStore {
   readonly #client: ScriptedClient;
+  readonly #redis: Redis | Cluster;
   readonly #prefix: string;
+  readonly #readyTimeoutMs: number;
+  /**
+   * Whether the client's first connection is behind it (it was ready, failed, or was given up on):
+   * from then on no call waits, so an outage is answered at once rather than after a wait.
+   */
+  #pastFirstConnection = false;
+  /** The wait for the first connection, shared by the calls that arrive during it. */
+  #firstConnection: Promise<void> | undefined;
 
   constructor(options: RedisStoreOptions) {
     const client: unknown = options?.client;
@@ -153,13 +183,22 @@ export class RedisStore implements IdempotencyStore {
         `RedisStore \`prefix\` must be a string without \`{\` or \`}\` (the store key is the Redis key's hash tag); got ${JSON.stringify(prefix)}.`,
       );
     }
+    const readyTimeoutMs = options.readyTimeoutMs ?? 1_000;
+    if (typeof readyTimeoutMs !== 'number' || !Number.isFinite(readyTimeoutMs) || readyTimeoutMs <= 0) {
+      throw new ConfigurationError(
+        `RedisStore \`readyTimeoutMs\` must be a positive number of milliseconds; got ${String(readyTimeoutMs)}.`,
+      );
+    }
     const redis = client as Redis | Cluster;
     redis.defineCommand(CLAIM, { numberOfKeys: 1, lua: CLAIM_LUA });
     redis.defineCommand(COMPLETE, { numberOfKeys: 1, lua: COMPLETE_LUA });
     redis.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA });
     redis.defineCommand(RENEW, { numberOfKeys: 1, lua: RENEW_LUA });
     this.#client = redis as unknown as ScriptedClient;
+    this.#redis = redis;
     this.#prefix = prefix;
+    this.#readyTimeoutMs = readyTimeoutMs;
+    this.#pastFirstConnection = !CONNECTING.has(redis.status);
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -199,11 +238,55 @@ export class RedisStore implements IdempotencyStore {
 
   async #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
     try {
+      if (!this.#pastFirstConnection) await this.#untilFirstConnection();
       return await this.#client[command](this.keyFor(key), ...args);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
       throw new StoreUnavailableError(`RedisStore could not ${operation} the event: ${reason}`, { cause });
     }
+  }
+
+  /**
+   * Resolves when a call may go ahead: at once unless the client's first connection is under way,
+   * else when it is ready. Rejects when that connection fails or is not ready within readyTimeoutMs.
+   * "First" is told from "again" by what this store has seen of the client's status: once it has
+   * been `ready`, `reconnecting` (after a failure) or anything else past connecting, later connections
+   * are reconnections. (A store whose first call comes during a reconnection attempt, having never
+   * seen the client otherwise, waits for that attempt once, at most readyTimeoutMs.)
+   */
+  #untilFirstConnection(): Promise<void> | undefined {
+    const redis = this.#redis;
+    if (!CONNECTING.has(redis.status)) {
+      this.#pastFirstConnection = true;
+      return undefined;
+    }
+    this.#firstConnection ??= new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        redis.off('close', onClose);
+        redis.off('end', onClose);
+        this.#pastFirstConnection = true;
+        this.#firstConnection = undefined;
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => done();
+      const onClose = () =>
+        done(new Error('the client could not connect to Redis (its `error` events say why).'));
+      // Unreferenced: a wait must never be what keeps a process alive.
+      const timer = setTimeout(
+        () => done(new Error(`the client was not connected to Redis within ${this.#readyTimeoutMs} ms.`)),
+        this.#readyTimeoutMs,
+      );
+      (timer as { unref?: () => void }).unref?.();
+      redis.on('ready', onReady);
+      redis.on('close', onClose);
+      redis.on('end', onClose);
+      // lazyConnect: connect now, as ioredis would on this first command; a failure ends in `close` or `end`.
+      if (redis.status === 'wait') redis.connect().catch(() => {});
+    });
+    return this.#firstConnection;
   }
 }
 

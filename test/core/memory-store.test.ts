@@ -1,9 +1,37 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { LRUCache } from 'lru-cache';
 import { ConfigurationError, MemoryStore, StoreUnavailableError } from 'service-webhooks';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
 import { SYNC_CALLS, syncCalls } from '../../src/memory-store.js';
 
 storeConformanceSuite({ name: 'MemoryStore', createStore: () => new MemoryStore(), describe, test });
+
+/**
+ * A full garbage collection, made available at run time (the test runner starts Node without
+ * --expose-gc): with it, a heap difference measures what is alive, not what happened to be collected.
+ */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Heap and typed-array bytes that `build` leaves alive, per object built (`count` are kept alive). */
+function bytesAlivePer(build: () => unknown, count = 8): number {
+  const gc = collectGarbage();
+  const used = () => {
+    gc();
+    gc();
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    return heapUsed + arrayBuffers;
+  };
+  const before = used();
+  const kept = Array.from({ length: count }, build);
+  const after = used();
+  expect(kept).toHaveLength(count);
+  return (after - before) / count;
+}
 
 function fakeClock() {
   let now = 1_000;
@@ -197,6 +225,58 @@ describe('MemoryStore', () => {
     await expect(store.claim('c', 'c', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
     clock.advance(1_000);
     expect(await store.claim('c', 'c', 1_000)).toBe('claimed');
+  });
+
+  test('creating a store reserves nothing for its bound: a few KiB whatever maxEvents is', () => {
+    // The measure sees a preallocating cache: lru-cache sized by `max` reserves its arrays up front.
+    expect(bytesAlivePer(() => new LRUCache<string, number>({ max: 100_000 }))).toBeGreaterThan(1_048_576);
+    for (const maxEvents of [100_000, 10_000_000]) {
+      const perStore = bytesAlivePer(() => new MemoryStore({ maxEvents }));
+      expect(perStore, `new MemoryStore({ maxEvents: ${maxEvents} })`).toBeLessThan(64 * 1024);
+    }
+  });
+
+  test('grows as ids arrive, keeping every id in the order they are forgotten, up to maxEvents', async () => {
+    const clock = fakeClock();
+    const maxEvents = 20_000;
+    const store = new MemoryStore({ maxEvents, now: clock.now });
+    const sync = store[SYNC_CALLS];
+    const id = (n: number) => `evt_${String(n).padStart(8, '0')}`;
+    const handle = (n: number) => {
+      expect(sync.claim(id(n), 't', 60_000)).toBe('claimed');
+      expect(sync.complete(id(n), 't', 86_400_000)).toBe('completed');
+    };
+    // Events in progress all along: never evicted, whatever the completed ids do around them.
+    for (let n = 0; n < 50; n++) expect(sync.claim(`busy-${n}`, 'owner', 3_600_000)).toBe('claimed');
+    // From empty to full, looking every earlier id up again as it goes: lookups must not reorder them.
+    for (let n = 0; n < maxEvents; n++) {
+      handle(n);
+      if (n % 97 === 0) expect(sync.claim(id(n >> 1), 'x', 60_000)).toBe('completed');
+    }
+    expect(store.size).toBe(maxEvents);
+    for (let n = 0; n < maxEvents; n++) expect(sync.claim(id(n), 'x', 60_000), id(n)).toBe('completed');
+    // Full: each new id forgets exactly the oldest one, and the bound holds.
+    const more = 7_000;
+    for (let n = maxEvents; n < maxEvents + more; n++) handle(n);
+    expect(store.size).toBe(maxEvents);
+    for (let n = more; n < maxEvents + more; n++)
+      expect(sync.claim(id(n), 'x', 60_000), id(n)).toBe('completed');
+    for (let n = 0; n < more; n++) expect(sync.claim(id(n), 'x', 60_000), id(n)).toBe('claimed');
+    for (let n = 0; n < 50; n++) expect(sync.claim(`busy-${n}`, 'other', 60_000)).toBe('in_progress');
+  });
+
+  test('an id completed again after its TTL becomes the newest; expiry follows the stored time', async () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ maxEvents: 3, now: clock.now });
+    await store.complete('a', 'a', 1_000);
+    await store.complete('b', 'b', 60_000);
+    await store.complete('c', 'c', 60_000);
+    clock.advance(1_001);
+    // 'a' ended: recorded again, it is now the newest, so 'b' is the oldest and goes first.
+    expect(await store.complete('a', 'a2', 60_000)).toBe('completed');
+    await store.complete('d', 'd', 60_000);
+    expect(await store.claim('b', 'x', 1_000)).toBe('claimed');
+    for (const id of ['a', 'c', 'd']) expect(await store.claim(id, 'x', 1_000)).toBe('completed');
   });
 
   test('refuses an unbounded or nonsensical configuration', () => {

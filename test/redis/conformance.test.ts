@@ -175,7 +175,14 @@ describe('RedisStore configuration', () => {
   });
 
   test('reports a failed command as StoreUnavailableError with the ioredis error as cause', async () => {
-    const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+    // Nothing listens on port 1: the store connects the lazy client on first use (as ioredis would on a
+    // first command), the connection is refused, and the failure must come back typed.
+    const offline = new Redis({
+      port: 1,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     const store = new RedisStore({ client: offline });
     const failure = await store.claim('evt_offline', 'token', 1_000).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(StoreUnavailableError);

@@ -1,0 +1,259 @@
+/**
+ * Section 1b: an AWS Lambda cold start. The same small function written on this library
+ * (cold-start/ours.ts: the lambda subpath and one handler) and on @octokit/webhooks (cold-start/octokit.ts)
+ * is bundled with esbuild as a Lambda deployment is (node20, minified, ESM), and each sample is a fresh
+ * `node` process that imports the bundle and answers one signed delivery (cold-start/sample.mjs). The
+ * two run interleaved, A B B A, so load from other processes on the machine falls on both alike. Also
+ * reports each bundle's size, gzipped, and what it is made of.
+ *
+ * Run alone (on the dist already built): `npx tsx --tsconfig bench/tsconfig.json bench/cold-start.ts`.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build, type Metafile } from 'esbuild';
+import {
+  bodyTemplate,
+  bodyText,
+  eventId,
+  formatBytes,
+  median,
+  medianRatio,
+  QUICK,
+  quantile,
+  rotated,
+  runNonce,
+  SECRET,
+  sign,
+} from './shared.js';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const root = here('..');
+const OUT = here('./.tmp/cold-start/');
+
+export const COLD_START_VARIANTS = ['ours', 'octokit'] as const;
+export type ColdStartVariant = (typeof COLD_START_VARIANTS)[number];
+
+/** Rounds of one sample per variant; the first WARMUP_ROUNDS (disk cache, first runs) are dropped. */
+const ROUNDS = QUICK ? 4 : 30;
+const WARMUP_ROUNDS = QUICK ? 1 : 2;
+
+export interface ColdStartSample {
+  /** Loading and evaluating the bundle, which creates the receiver. */
+  readonly importMs: number;
+  /** The first invocation, from the event to the answer. */
+  readonly deliveryMs: number;
+  readonly totalMs: number;
+  /** The process's CPU time (user + system, every thread) over the same span. */
+  readonly cpuMs: number;
+  /** The whole process, spawn to exit, as the parent saw it (Node's own start-up included). */
+  readonly wallMs: number;
+}
+
+export interface BundleInput {
+  /** A package (`lru-cache`) or a file of this repository (`dist/index.js`). */
+  readonly name: string;
+  /** Minified bytes it contributes. */
+  readonly bytes: number;
+}
+
+export interface BundleReport {
+  readonly bytes: number;
+  readonly gzip: number;
+  readonly inputs: readonly BundleInput[];
+  /** For each package in the bundle: how much smaller the gzipped bundle is without it. */
+  readonly packageGzip: readonly BundleInput[];
+}
+
+export interface ColdStartResult {
+  readonly rounds: number;
+  readonly samples: Record<ColdStartVariant, ColdStartSample[]>;
+  /** Median over rounds of ours/octokit, taken within each round. */
+  readonly totalRatio: number;
+  readonly cpuRatio: number;
+  readonly bundles: Record<ColdStartVariant, BundleReport>;
+  readonly gzipRatio: number;
+  /** Our bundle built from the sources instead of dist/, to say which modules its bytes come from. */
+  readonly ourModules: readonly BundleInput[];
+}
+
+/** Who a metafile input belongs to: the package under node_modules, or the repository file. */
+function owner(input: string): string {
+  const path = relative(root, input.startsWith('/') ? input : `${root}${input}`);
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  return match ? match[1]! : path;
+}
+
+function inputsOf(metafile: Metafile): BundleInput[] {
+  const bytes = new Map<string, number>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = owner(input);
+      bytes.set(name, (bytes.get(name) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...bytes]
+    .map(([name, size]) => ({ name, bytes: size }))
+    .filter((input) => input.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+}
+
+async function bundle(
+  variant: ColdStartVariant,
+  options: { external?: string[]; fromSources?: boolean } = {},
+): Promise<{ code: Uint8Array; metafile: Metafile }> {
+  const result = await build({
+    entryPoints: [here(`./cold-start/${variant}.ts`)],
+    outfile: `${OUT}${variant}.mjs`,
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    // bench/tsconfig.json maps nothing, so the library comes from dist/ through its package name, as an
+    // app bundles it; the root tsconfig maps it to the sources, which only the breakdown by module uses.
+    tsconfig: options.fromSources ? `${root}tsconfig.json` : here('./tsconfig.json'),
+    external: options.external ?? [],
+    metafile: true,
+    write: false,
+    logLevel: 'error',
+  });
+  const code = result.outputFiles[0]!.contents;
+  return { code, metafile: result.metafile };
+}
+
+const gzipBytes = (code: Uint8Array) => gzipSync(code, { level: 9 }).byteLength;
+
+async function report(variant: ColdStartVariant): Promise<{ report: BundleReport; code: Uint8Array }> {
+  const { code, metafile } = await bundle(variant);
+  const inputs = inputsOf(metafile);
+  if (variant === 'ours' && !inputs.some((input) => input.name.startsWith('dist/')))
+    throw new Error('The cold-start bundle did not take the library from dist/; run `npm run build`.');
+  const gzip = gzipBytes(code);
+  const packageGzip: BundleInput[] = [];
+  for (const { name } of inputs) {
+    if (name.includes('/') && !name.startsWith('@')) continue;
+    const without = await bundle(variant, { external: [name] });
+    packageGzip.push({ name, bytes: gzip - gzipBytes(without.code) });
+  }
+  return { report: { bytes: code.byteLength, gzip, inputs, packageGzip }, code };
+}
+
+/** A signed API Gateway HTTP API (payload 2.0) event carrying a 2 KiB delivery, for each variant. */
+function eventFor(variant: ColdStartVariant): string {
+  const id = eventId(runNonce(), 0);
+  const body = bodyText(bodyTemplate(2048), id);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    host: 'abcdefghij.lambda-url.us-east-1.on.aws',
+    'user-agent': 'bench',
+    ...(variant === 'ours'
+      ? { 'x-service-signature': sign(body) }
+      : { 'x-hub-signature-256': sign(body), 'x-github-event': 'push', 'x-github-delivery': id }),
+  };
+  return JSON.stringify({
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: '/',
+    rawQueryString: '',
+    headers,
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abcdefghij',
+      domainName: 'abcdefghij.lambda-url.us-east-1.on.aws',
+      domainPrefix: 'abcdefghij',
+      http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'bench' },
+      requestId: 'bench',
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    body,
+    isBase64Encoded: false,
+  });
+}
+
+function sample(bundlePath: string, eventPath: string): ColdStartSample {
+  // No NODE_OPTIONS (a loader such as tsx's would be timed too), no compile cache (Node 22+): cold.
+  const { NODE_OPTIONS: _options, NODE_COMPILE_CACHE: _cache, ...env } = process.env;
+  const started = performance.now();
+  const child = spawnSync(process.execPath, [here('./cold-start/sample.mjs'), bundlePath, eventPath], {
+    encoding: 'utf8',
+    env: { ...env, WEBHOOK_SECRET: SECRET },
+  });
+  const wallMs = performance.now() - started;
+  if (child.status !== 0) throw new Error(`cold-start sample failed:\n${child.stderr}`);
+  const result = JSON.parse(child.stdout) as Omit<ColdStartSample, 'wallMs'> & { status: number };
+  if (result.status !== 200)
+    throw new Error(`${bundlePath} answered ${result.status}; the cold-start fixtures are wrong.`);
+  return {
+    importMs: result.importMs,
+    deliveryMs: result.deliveryMs,
+    totalMs: result.totalMs,
+    cpuMs: result.cpuMs,
+    wallMs,
+  };
+}
+
+export async function runColdStart(log: (line: string) => void): Promise<ColdStartResult> {
+  mkdirSync(OUT, { recursive: true });
+  const bundles = {} as Record<ColdStartVariant, BundleReport>;
+  const paths = {} as Record<ColdStartVariant, { bundle: string; event: string }>;
+  for (const variant of COLD_START_VARIANTS) {
+    const { report: bundleReport, code } = await report(variant);
+    bundles[variant] = bundleReport;
+    paths[variant] = { bundle: `${OUT}${variant}.mjs`, event: `${OUT}${variant}-event.json` };
+    writeFileSync(paths[variant].bundle, code);
+    writeFileSync(paths[variant].event, eventFor(variant));
+  }
+  const ourModules = inputsOf((await bundle('ours', { fromSources: true })).metafile);
+
+  const samples: Record<ColdStartVariant, ColdStartSample[]> = { ours: [], octokit: [] };
+  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
+    for (const variant of rotated(COLD_START_VARIANTS, round)) {
+      const result = sample(paths[variant].bundle, paths[variant].event);
+      if (round >= WARMUP_ROUNDS) samples[variant].push(result);
+    }
+  }
+  const pick = (variant: ColdStartVariant, key: keyof ColdStartSample) => samples[variant].map((s) => s[key]);
+  const result: ColdStartResult = {
+    rounds: ROUNDS,
+    samples,
+    totalRatio: medianRatio(pick('ours', 'totalMs'), pick('octokit', 'totalMs')),
+    cpuRatio: medianRatio(pick('ours', 'cpuMs'), pick('octokit', 'cpuMs')),
+    bundles,
+    gzipRatio: bundles.ours.gzip / bundles.octokit.gzip,
+    ourModules,
+  };
+  for (const variant of COLD_START_VARIANTS) {
+    const { bytes, gzip } = bundles[variant];
+    log(
+      `  ${variant}: ${describeSamples(samples[variant])}; bundle ${formatBytes(bytes)}, ${formatBytes(gzip)} gzip`,
+    );
+  }
+  log(
+    `  ours/octokit: cold start ${result.totalRatio.toFixed(2)}×, CPU ${result.cpuRatio.toFixed(2)}×, gzip ${result.gzipRatio.toFixed(2)}×`,
+  );
+  log(`  our bundle by package: ${describeInputs(bundles.ours.packageGzip, 'gzip')}`);
+  log(`  our bundle by module (minified, from the sources): ${describeInputs(ourModules.slice(0, 8))}`);
+  return result;
+}
+
+/** Median and p90 of the total, with its parts and CPU (medians), for one variant's samples. */
+export function describeSamples(samples: readonly ColdStartSample[]): string {
+  const of = (key: keyof ColdStartSample) => samples.map((s) => s[key]);
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  return `${ms(median(of('totalMs')))} (p90 ${ms(quantile(of('totalMs'), 0.9))}; import ${ms(median(of('importMs')))} + first delivery ${ms(median(of('deliveryMs')))}; CPU ${ms(median(of('cpuMs')))}; process ${ms(median(of('wallMs')))})`;
+}
+
+export function describeInputs(inputs: readonly BundleInput[], unit = ''): string {
+  return inputs.map(({ name, bytes }) => `${name} ${formatBytes(bytes)}${unit ? ` ${unit}` : ''}`).join(', ');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await runColdStart((line) => process.stdout.write(`${line}\n`));
+}
