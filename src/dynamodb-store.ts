@@ -28,6 +28,10 @@ import {
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
+import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
+
+/** `%` and unpaired surrogates escaped: DynamoDB stores strings as UTF-8. */
+const encodeKey = keyEncoder();
 
 /**
  * The attributes the store writes: one item per store key. Create the table with `partitionKey` as its
@@ -229,7 +233,7 @@ export class DynamoDBStore implements IdempotencyStore {
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
     const now = Date.now();
-    const item = this.#item(key, IN_PROGRESS, now + milliseconds(leaseMs), token);
+    const item = this.#item(key, IN_PROGRESS, now + wholeMilliseconds(leaseMs), token);
     const answer = await this.#send('claim', (sdk) => {
       return new sdk.PutItemCommand({
         TableName: this.#table,
@@ -247,7 +251,7 @@ export class DynamoDBStore implements IdempotencyStore {
 
   async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
     const now = Date.now();
-    const item = this.#item(key, COMPLETED, now + milliseconds(ttlMs));
+    const item = this.#item(key, COMPLETED, now + wholeMilliseconds(ttlMs));
     const answer = await this.#send('complete', (sdk) => {
       return new sdk.PutItemCommand({
         TableName: this.#table,
@@ -260,7 +264,7 @@ export class DynamoDBStore implements IdempotencyStore {
 
   async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
     const now = Date.now();
-    const item = this.#item(key, IN_PROGRESS, now + milliseconds(leaseMs), token);
+    const item = this.#item(key, IN_PROGRESS, now + wholeMilliseconds(leaseMs), token);
     const answer = await this.#send('renew', (sdk) => {
       return new sdk.PutItemCommand({
         TableName: this.#table,
@@ -424,22 +428,6 @@ function holderCondition(now: number, token: string) {
       ':token': { S: token },
     },
   };
-}
-
-/**
- * Escape the escape character and unpaired surrogates (which UTF-8, DynamoDB's encoding, cannot hold:
- * they would all become U+FFFD and different keys would collide). Every other key is stored as it is.
- */
-function encodeKey(key: string): string {
-  return key.replace(/%|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (unit) =>
-    unit === '%' ? '%25' : `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-}
-
-/** Whole, positive milliseconds; a fraction is rounded up so a lease is never shortened. */
-function milliseconds(ms: number): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Expected a positive duration in ms; got ${ms}.`);
-  return Math.ceil(ms);
 }
 
 function errorName(error: unknown): unknown {

@@ -21,6 +21,10 @@ import {
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
+import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
+
+/** `%` and unpaired surrogates escaped: `pg` sends strings as UTF-8. */
+const encodeKey = keyEncoder();
 
 /**
  * What the store needs from `pg`: a `Pool` fits (so does a `Client` or a `PoolClient`, for tests and
@@ -178,7 +182,7 @@ export class PostgresStore implements IdempotencyStore {
        SELECT 'claimed' AS result FROM claimed
        UNION ALL
        SELECT state FROM ${this.#table} WHERE event_id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
-      [encodeKey(key), token, milliseconds(leaseMs)],
+      [encodeKey(key), token, wholeMilliseconds(leaseMs)],
     );
     const result = rows[0]?.result;
     if (result === 'claimed' || result === 'completed') return result;
@@ -196,7 +200,7 @@ export class PostgresStore implements IdempotencyStore {
        ON CONFLICT (event_id) DO UPDATE
          SET token = NULL, state = 'completed', expires_at = EXCLUDED.expires_at
          WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
-      [encodeKey(key), token, milliseconds(ttlMs)],
+      [encodeKey(key), token, wholeMilliseconds(ttlMs)],
     );
     return rowCount === 1 ? 'completed' : 'lost';
   }
@@ -209,7 +213,7 @@ export class PostgresStore implements IdempotencyStore {
        ON CONFLICT (event_id) DO UPDATE
          SET token = EXCLUDED.token, state = 'in_progress', expires_at = EXCLUDED.expires_at
          WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
-      [encodeKey(key), token, milliseconds(leaseMs)],
+      [encodeKey(key), token, wholeMilliseconds(leaseMs)],
     );
     return rowCount === 1 ? 'renewed' : 'lost';
   }
@@ -263,20 +267,4 @@ export class PostgresStore implements IdempotencyStore {
       });
     }
   }
-}
-
-/**
- * Escape the escape character and unpaired surrogates (which `pg` would send as U+FFFD, so different
- * keys would collide). Every other key is stored as it is.
- */
-function encodeKey(key: string): string {
-  return key.replace(/%|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (unit) =>
-    unit === '%' ? '%25' : `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-}
-
-/** Whole, positive milliseconds; a fraction is rounded up so a lease is never shortened. */
-function milliseconds(ms: number): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Expected a positive duration in ms; got ${ms}.`);
-  return Math.ceil(ms);
 }

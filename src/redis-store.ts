@@ -22,6 +22,13 @@ import {
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
+import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
+
+/**
+ * `{` and `}` escaped so the whole key is the hash tag, with `%` and unpaired surrogates, so distinct
+ * keys stay distinct keys.
+ */
+const encodeKey = keyEncoder('{}');
 
 /**
  * Options of {@link RedisStore}.
@@ -202,14 +209,26 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const answer = await this.#call('claim', CLAIM, key, TOKEN_PREFIX + token, milliseconds(leaseMs));
+    const answer = await this.#call(
+      'claim',
+      CLAIM,
+      key,
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(leaseMs)),
+    );
     const result = typeof answer === 'number' ? CLAIM_RESULTS[answer] : undefined;
     if (result === undefined) throw unexpected('claim', answer);
     return result;
   }
 
   async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    const answer = await this.#call('complete', COMPLETE, key, TOKEN_PREFIX + token, milliseconds(ttlMs));
+    const answer = await this.#call(
+      'complete',
+      COMPLETE,
+      key,
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(ttlMs)),
+    );
     if (answer !== 0 && answer !== 1) throw unexpected('complete', answer);
     return answer === 1 ? 'completed' : 'lost';
   }
@@ -219,7 +238,13 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
-    const answer = await this.#call('renew', RENEW, key, TOKEN_PREFIX + token, milliseconds(leaseMs));
+    const answer = await this.#call(
+      'renew',
+      RENEW,
+      key,
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(leaseMs)),
+    );
     if (answer !== 0 && answer !== 1) throw unexpected('renew', answer);
     return answer === 1 ? 'renewed' : 'lost';
   }
@@ -233,7 +258,7 @@ export class RedisStore implements IdempotencyStore {
    * ```
    */
   keyFor(key: string): string {
-    return `${this.#prefix}{${encodeId(key)}}`;
+    return `${this.#prefix}{${encodeKey(key)}}`;
   }
 
   async #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
@@ -288,26 +313,6 @@ export class RedisStore implements IdempotencyStore {
     });
     return this.#firstConnection;
   }
-}
-
-/**
- * Escape what would end or nest the hash tag (`{`, `}`) and the escape character itself, so the whole
- * key is the tag and distinct keys stay distinct. Lone surrogates are escaped by code unit because
- * UTF-8 encoding would turn them all into U+FFFD and make different keys collide.
- */
-function encodeId(key: string): string {
-  return key
-    .replace(/[%{}]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(
-      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
-      (unit) => `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`,
-    );
-}
-
-/** Redis takes whole, positive milliseconds; a fraction is rounded up so a lease is never shortened. */
-function milliseconds(ms: number): string {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`Expected a positive duration in ms; got ${ms}.`);
-  return String(Math.ceil(ms));
 }
 
 function unexpected(operation: string, answer: unknown): StoreUnavailableError {
