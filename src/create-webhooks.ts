@@ -33,7 +33,7 @@ import {
   toFailed,
   toSucceeded,
 } from './run-handlers.js';
-import { ScopedStore } from './scoped-store.js';
+import { type DedupKey, ScopedStore } from './scoped-store.js';
 import { secretList } from './secrets.js';
 import {
   createVerifier,
@@ -151,6 +151,8 @@ interface Attempt extends LogContext {
   readonly timeoutMs: number;
   readonly handlers: readonly WebhookHandler<WebhookEvent>[];
   readonly token: string;
+  /** The event's store key, built once (see ScopedStore.keyFor); set by the claim. */
+  key: DedupKey | undefined;
   /** False when the store failed and `onStoreError: 'process'` runs the handlers unclaimed. */
   claimed: boolean;
   late: boolean;
@@ -407,6 +409,7 @@ class WebhookReceiver implements Webhooks {
       started,
       handlers,
       token: nextClaimToken(),
+      key: undefined,
       claimed: true,
       late: false,
       settled: false,
@@ -418,9 +421,18 @@ class WebhookReceiver implements Webhooks {
 
   /** Step 5: claim the event id, so that a concurrent or later copy of the event does not run again. */
   #claim(attempt: Attempt): Answer {
+    const key = this.#store.keyFor(attempt.eventId);
+    if (key === undefined) {
+      // The scope is still being derived (Web Crypto, first deliveries only).
+      return this.#store.prefixes.then(
+        () => this.#claim(attempt),
+        (cause: unknown) => this.#claimFailed(attempt, cause),
+      );
+    }
+    attempt.key = key;
     let state: ClaimResult | Promise<ClaimResult>;
     try {
-      state = this.#store.claim(attempt.eventId, attempt.token, this.#leaseMs, attempt.rememberMs);
+      state = this.#store.claim(key, attempt.token, this.#leaseMs, attempt.rememberMs);
     } catch (cause) {
       return this.#claimFailed(attempt, cause);
     }
@@ -502,7 +514,7 @@ class WebhookReceiver implements Webhooks {
     const now = performance.now();
     if (attempt.renewUntil === 0) attempt.renewUntil = now + SENDER_RETRY_SPAN_MS;
     if (now > attempt.renewUntil) return;
-    this.#store.renew(attempt.eventId, attempt.token, this.#leaseMs).then(
+    this.#store.renew(attempt.key!, attempt.token, this.#leaseMs).then(
       (result) => {
         if (result === 'renewed') return this.#scheduleRenewal(attempt);
         attempt.leaseLost = true;
@@ -530,14 +542,14 @@ class WebhookReceiver implements Webhooks {
   #settle(attempt: Attempt, outcome: HandlerOutcome): Answer {
     attempt.settled = true;
     if (attempt.renewal) this.#renewals?.cancel(attempt.renewal);
-    const { eventId, token } = attempt;
+    const { key, token } = attempt;
     if (outcome.failed) {
       const error = new HandlerFailedError(outcome.cause);
       this.#report(error, attempt.event);
       if (!attempt.claimed) return this.#fail(attempt, error);
       let released: void | Promise<void>;
       try {
-        released = this.#store.release(eventId, token);
+        released = this.#store.release(key!, token);
       } catch (cause) {
         released = Promise.reject(cause);
       }
@@ -557,7 +569,7 @@ class WebhookReceiver implements Webhooks {
     if (!attempt.claimed) return this.#handled(attempt, 'completed');
     let completed: CompleteResult | Promise<CompleteResult>;
     try {
-      completed = this.#store.complete(eventId, token, attempt.rememberMs);
+      completed = this.#store.complete(key!, token, attempt.rememberMs);
     } catch (cause) {
       completed = Promise.reject(cause);
     }
@@ -584,8 +596,9 @@ class WebhookReceiver implements Webhooks {
   }
 
   #releaseQuietly(attempt: Attempt): void {
+    if (attempt.key === undefined) return;
     try {
-      const released = this.#store.release(attempt.eventId, attempt.token);
+      const released = this.#store.release(attempt.key, attempt.token);
       if (released instanceof Promise) released.catch(() => {});
     } catch {
       // The lease ends by itself.
