@@ -21,7 +21,8 @@ import {
 } from './errors.js';
 import { HandlerRegistry } from './handler-registry.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
-import { type ResolvedOptions, resolveOptions, SENDER_RETRY_SPAN_MS } from './options.js';
+import { type ResolvedOptions, resolveOptions } from './options.js';
+import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
 import { exceedsBytes, toText } from './raw-body.js';
 import { DUPLICATE, HANDLED, isStatusCode, responseFor } from './responses.js';
 import {

@@ -37,6 +37,7 @@ export { EVENT_TYPES, isKnownEventType } from './event-types.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';
+export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
 export {
   SIGNATURE_HEADER,
   type SignatureCheck,

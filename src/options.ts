@@ -1,21 +1,12 @@
 import { ConfigurationError } from './errors.js';
 import { MemoryStore } from './memory-store.js';
 import { secretList } from './secrets.js';
+import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { IdempotencyStore, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
-const FIRST_RETRY_SECONDS = 60;
-/** The sender gives each attempt 30 seconds. */
-const SENDER_TIMEOUT_MS = 30_000;
-/** The sender's retries come 1, 5 and 15 minutes after the attempt before. */
-const SENDER_RETRY_DELAYS_SECONDS = [60, 300, 900] as const;
-/**
- * From a first attempt to the end of the last one: past this the sender never delivers the event
- * again (only a replay could), so nothing is gained by holding a claim longer.
- */
-export const SENDER_RETRY_SPAN_MS =
-  SENDER_RETRY_DELAYS_SECONDS.reduce((sum, seconds) => sum + seconds * 1000, 0) +
-  (SENDER_RETRY_DELAYS_SECONDS.length + 1) * SENDER_TIMEOUT_MS;
+const FIRST_RETRY_SECONDS = SENDER_SCHEDULE.retryDelaysSeconds[0];
+const SENDER_TIMEOUT_MS = SENDER_SCHEDULE.attemptTimeoutMs;
 
 /** The defaults, each derived from the sender's schedule (README "Options" gives the reasons). */
 export const DEFAULTS = {
