@@ -1,6 +1,6 @@
-import { DELIVERY_STATUSES, type Delivery } from './account.js';
+import { DEFAULT_TEST_KEY } from '../sandbox/api-keys.js';
+import { DELIVERY_STATUSES, type Delivery } from '../sandbox/resources.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
-import { DEFAULT_TEST_KEY } from './auth.js';
 
 /** `service-webhooks deliveries --help`. */
 export const DELIVERIES_HELP = `Usage: service-webhooks deliveries [options]

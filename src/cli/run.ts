@@ -1,8 +1,8 @@
 import { type Io, UsageError } from './args.js';
 import { runDeliveries } from './deliveries-command.js';
-import { runReplay } from './replay.js';
+import { runReplay } from './replay-command.js';
 import { runSandbox } from './sandbox-command.js';
-import { runSend } from './send.js';
+import { runSend } from './send-command.js';
 import { VERSION } from './version.js';
 
 /** `service-webhooks --help`. */
@@ -24,7 +24,18 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Pro
   deliveries: runDeliveries,
 };
 
-/** Run the CLI with `argv` (without node and the script); answers the exit code. */
+/**
+ * Run the CLI with `argv` (without node and the script); answers the exit code: 0 done, 1 failed,
+ * 2 a usage error (printed with a pointer to the command's `--help`).
+ *
+ * @example
+ * ```ts
+ * const code = await run(['deliveries', '--status', 'failed'], {
+ *   out: (line) => console.log(line),
+ *   err: (line) => console.error(line),
+ * });
+ * ```
+ */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined) {

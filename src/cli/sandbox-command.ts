@@ -1,25 +1,29 @@
+import { SENDER_SCHEDULE } from 'service-webhooks';
+import { isTestKey } from '../sandbox/api-keys.js';
+import { DataFileError } from '../sandbox/data-file.js';
+import { checkClient, type OAuthClient } from '../sandbox/oauth/clients.js';
+import { type Sandbox, startSandbox } from '../sandbox/sandbox.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
-import { isTestKey } from './auth.js';
-import { DataFileError } from './data-file.js';
-import { type OAuthClient, parseClientFlag } from './oauth-clients.js';
-import { type Sandbox, startSandbox } from './sandbox.js';
+import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
+
+const ABOUT = wrap(`A local stand-in for the service's sandbox API (/v1): users, projects, a payment
+trigger and webhook registrations, with its authentication (Bearer sk_test_… keys, OAuth 2.0 access
+tokens and HS256 JWTs), rate limits, error shapes and delivery schedule (${SCHEDULE_IN_WORDS}). Each
+API key, and each OAuth user, has its own separate data. It runs until Ctrl-C: start it in a terminal
+of its own.`);
 
 /** `service-webhooks sandbox --help`. */
 export const SANDBOX_HELP = `Usage: service-webhooks sandbox [options]
 
-A local stand-in for the service's sandbox API (/v1): users, projects, a payment trigger and webhook
-registrations, with its authentication (Bearer sk_test_… keys, OAuth 2.0 access tokens and HS256
-JWTs), rate limits, error shapes and delivery schedule (30 s per attempt; retries after 1, 5 and 15
-minutes). Each API key, and each OAuth user, has its own separate data. It runs until Ctrl-C: start it
-in a terminal of its own.
+${ABOUT}
 
 Options:
   --port PORT            port to listen on (default 4010; 0 picks a free one)
   --host HOST            address to listen on (default 127.0.0.1)
   --allow-http           accept http:// webhook addresses, for receivers on localhost
                          (otherwise registering one is refused with 400 INVALID_REQUEST)
-  --time-scale FACTOR    multiply the retry delays, e.g. 0.001 for 60, 300, 900 ms (default 1)
-  --attempt-timeout SEC  timeout of one delivery attempt (default 30, not scaled)
+  --time-scale FACTOR    multiply the retry delays, e.g. 0.001 for ${SENDER_SCHEDULE.retryDelaysSeconds.join(', ')} ms (default 1)
+  --attempt-timeout SEC  timeout of one delivery attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, not scaled)
   --rate-limit N         requests per key per window (default 100, the Free plan)
   --rate-window SEC      rate-limit window (default 3600); X-RateLimit-Reset is in Unix seconds
   --api-key KEY          accept only this sk_test_ key (default: any well-formed sk_test_ key)
@@ -41,6 +45,34 @@ GET /v1/sandbox/deliveries (every delivery and its attempts; free of rate limit)
 
 function timestamp(): string {
   return new Date().toISOString().slice(11, 23);
+}
+
+/**
+ * Read `--oauth-client ID:SECRET:REDIRECT_URI[,REDIRECT_URI…]`. The id and the secret end at the
+ * first two colons; the rest is the redirect URIs, separated by commas.
+ *
+ * @example
+ * ```ts
+ * parseClientFlag('app:s3cret:http://localhost:3000/callback');
+ * // { client_id: 'app', client_secret: 's3cret', redirect_uris: ['http://localhost:3000/callback'] }
+ * ```
+ */
+export function parseClientFlag(text: string): OAuthClient {
+  const first = text.indexOf(':');
+  const second = first < 0 ? -1 : text.indexOf(':', first + 1);
+  if (second < 0) {
+    throw new Error(
+      `--oauth-client must be ID:SECRET:REDIRECT_URI (e.g. app:s3cret:http://localhost:3000/callback), got ${text}.`,
+    );
+  }
+  return checkClient(
+    {
+      client_id: text.slice(0, first),
+      client_secret: text.slice(first + 1, second),
+      redirect_uris: text.slice(second + 1).split(','),
+    },
+    `--oauth-client ${text.slice(0, first)}`,
+  );
 }
 
 function clientFlags(value: string | boolean | string[] | undefined): OAuthClient[] {
@@ -96,7 +128,8 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
       host,
       allowHttp: flags['allow-http'] === true,
       timeScale: numberFlag(flags, 'time-scale', 1, { min: 0, integer: false }),
-      attemptTimeoutMs: numberFlag(flags, 'attempt-timeout', 30, { min: 0.001, integer: false }) * 1000,
+      attemptTimeoutMs:
+        numberFlag(flags, 'attempt-timeout', ATTEMPT_TIMEOUT_SECONDS, { min: 0.001, integer: false }) * 1000,
       rateLimit: numberFlag(flags, 'rate-limit', 100, { min: 1 }),
       rateLimitWindowSeconds: numberFlag(flags, 'rate-window', 3600, { min: 1 }),
       oauthClients: clientFlags(flags['oauth-client']),

@@ -1,5 +1,6 @@
+import { type PostResult, postSigned } from '../sender/signed-post.js';
 import { type Flags, type Io, numberFlag, stringFlag, UsageError } from './args.js';
-import { type PostResult, postSigned } from './signed-post.js';
+import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 
 /** How the same body is sent several times. */
 export interface SendPlan {
@@ -14,7 +15,8 @@ export interface SendPlan {
 
 /**
  * The plan `--url`, `--secret` (or the `WEBHOOK_SECRET` environment variable, which keeps the secret
- * out of shell history), `--repeat`, `--concurrency` and `--timeout` (seconds) describe.
+ * out of shell history), `--repeat`, `--concurrency` and `--timeout` (seconds, the sender's own by
+ * default) describe.
  */
 export function planFromFlags(flags: Flags, env: NodeJS.ProcessEnv = process.env): SendPlan {
   const url = stringFlag(flags, 'url', true);
@@ -33,7 +35,7 @@ export function planFromFlags(flags: Flags, env: NodeJS.ProcessEnv = process.env
     secret,
     repeat: numberFlag(flags, 'repeat', 1, { min: 1, max: 100_000 }),
     concurrency: numberFlag(flags, 'concurrency', 1, { min: 1, max: 1000 }),
-    timeoutMs: numberFlag(flags, 'timeout', 30, { min: 0.001, integer: false }) * 1000,
+    timeoutMs: numberFlag(flags, 'timeout', ATTEMPT_TIMEOUT_SECONDS, { min: 0.001, integer: false }) * 1000,
   };
 }
 

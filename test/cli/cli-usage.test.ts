@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Delivery, type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { type Delivery, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { api, ROOT, requireBuiltCli, runCli, waitFor } from './support.js';
 
 let directory: string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifySignature } from 'service-webhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Delivery, type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { type Delivery, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { api, waitFor } from './support.js';
 
 interface Received {

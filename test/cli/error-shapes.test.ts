@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { api } from './support.js';
 
 let sandbox: Sandbox;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Delivery } from '../../src/cli/index.js';
+import type { Delivery } from '../../src/sandbox/index.js';
 import {
   api,
   type Child,

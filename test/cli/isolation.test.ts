@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DataFileError, type Delivery, type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { DataFileError, type Delivery, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { signIn } from './oauth-client.js';
 import { api, waitFor } from './support.js';
 

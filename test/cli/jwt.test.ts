@@ -4,7 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, signJwt, startSandbox, verifyJwt } from '../../src/cli/index.js';
+import { type Sandbox, signJwt, startSandbox, verifyJwt } from '../../src/sandbox/index.js';
 import { call } from './oauth-client.js';
 
 const KEY = 'k'.repeat(32);

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import {
   authorizeUrl,
   type ClientConfig,

@@ -1,6 +1,6 @@
 /** The fixed-window limiter on an injected clock: no waiting on real time. */
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../../src/cli/rate-limiter.js';
+import { RateLimiter } from '../../src/sandbox/rate-limiter.js';
 
 describe('RateLimiter', () => {
   it('allows `limit` requests per window, then refuses until the window ends', () => {

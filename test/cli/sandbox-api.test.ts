@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PAGE_LIMIT, type Sandbox, startSandbox } from '../../src/cli/index.js';
+import { MAX_PAGE_LIMIT, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { api } from './support.js';
 
 let sandbox: Sandbox;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Delivery } from '../../src/cli/index.js';
+import type { Delivery } from '../../src/sandbox/index.js';
 import { authorizeUrl, type ClientConfig, call, exchangeCode, refresh } from './oauth-client.js';
 import { api, type Child, requireBuiltCli, startSandboxProcess, waitFor } from './support.js';
 

@@ -1,19 +1,23 @@
-import type { AnyWebhookEvent } from 'service-webhooks';
-import type { Account, Delivery, WebhookRegistration } from './account.js';
+import { type AnyWebhookEvent, SENDER_MAX_ATTEMPTS, SENDER_SCHEDULE } from 'service-webhooks';
+import { type PostResult, postSigned } from '../sender/signed-post.js';
+import type { Account } from './account.js';
 import { newId } from './ids.js';
-import { ATTEMPT_TIMEOUT_MS, type PostResult, postSigned } from './signed-post.js';
-import type { SandboxStore } from './store.js';
-
-/** The service's retry schedule: after a failed first attempt, retries follow after 1, 5 and 15 minutes. */
-export const RETRY_DELAYS_SECONDS: readonly number[] = [60, 300, 900];
+import type { Delivery, WebhookRegistration } from './resources.js';
+import type { SandboxState } from './sandbox-state.js';
 
 /** How deliveries are made. */
 export interface DeliverySchedulerOptions {
   /** Every account, for resuming the deliveries a saved sandbox left pending. */
-  store: SandboxStore;
-  /** Multiplies the retry delays; 0.001 turns 1, 5 and 15 minutes into 60, 300 and 900 ms. */
+  state: SandboxState;
+  /**
+   * Multiplies the sender's retry delays (`SENDER_SCHEDULE.retryDelaysSeconds`); 0.001 turns each delay
+   * of N seconds into N milliseconds.
+   */
   timeScale: number;
-  /** Timeout of one attempt. Not scaled, so a slow receiver is judged as the service would judge it. */
+  /**
+   * Timeout of one attempt. Not scaled, so a slow receiver is judged as the service would judge it.
+   * @default SENDER_SCHEDULE.attemptTimeoutMs
+   */
   attemptTimeoutMs?: number;
   /** Deliver to `http://` addresses too; the service delivers only to HTTPS. */
   allowHttp: boolean;
@@ -22,16 +26,19 @@ export interface DeliverySchedulerOptions {
 }
 
 /**
- * Delivers events to registrations as the service does: a first attempt at once, then up to three
- * retries on the service's schedule for a non-2xx, a timeout or a connection error. Each account's
+ * Delivers events to registrations as the service does: a first attempt at once, then the retries of
+ * `SENDER_SCHEDULE` for a non-2xx, a timeout or a connection error. Each account's
  * events go only to that account's registrations, and its deliveries are recorded there.
  */
 export class DeliveryScheduler {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly shutdown = new AbortController();
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #shutdown = new AbortController();
+  readonly #options: DeliverySchedulerOptions;
 
-  constructor(private readonly options: DeliverySchedulerOptions) {}
+  constructor(options: DeliverySchedulerOptions) {
+    this.#options = options;
+  }
 
   /** Deliver `event` to every registration of `account` subscribed to its type; answers the deliveries. */
   dispatch(account: Account, event: AnyWebhookEvent): Delivery[] {
@@ -60,44 +67,44 @@ export class DeliveryScheduler {
     account.addDelivery(delivery);
     account.changed();
     // A timer rather than an immediate call, so the API answers before the receiver is contacted.
-    this.schedule(account, delivery, 0);
+    this.#schedule(account, delivery, 0);
     return delivery;
   }
 
   /** Re-arm the deliveries a saved sandbox left pending, each at the time it was due. */
   resume(): void {
-    for (const account of this.options.store.allAccounts()) {
+    for (const account of this.#options.state.allAccounts()) {
       for (const delivery of account.deliveries.values()) {
         if (delivery.status !== 'pending') continue;
         const due = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
-        this.schedule(account, delivery, Math.max(0, due));
+        this.#schedule(account, delivery, Math.max(0, due));
       }
     }
   }
 
   /** Stop: cancel due retries and abort attempts in flight (they stay pending in a saved sandbox). */
   async close(): Promise<void> {
-    this.shutdown.abort();
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    await Promise.all(this.inFlight);
+    this.#shutdown.abort();
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    await Promise.all(this.#inFlight);
   }
 
-  private schedule(account: Account, delivery: Delivery, delayMs: number): void {
-    if (this.shutdown.signal.aborted) return;
+  #schedule(account: Account, delivery: Delivery, delayMs: number): void {
+    if (this.#shutdown.signal.aborted) return;
     const timer = setTimeout(() => {
-      this.timers.delete(delivery.id);
-      const run = this.attempt(account, delivery).finally(() => this.inFlight.delete(run));
-      this.inFlight.add(run);
+      this.#timers.delete(delivery.id);
+      const run = this.#attempt(account, delivery).finally(() => this.#inFlight.delete(run));
+      this.#inFlight.add(run);
     }, delayMs);
-    this.timers.set(delivery.id, timer);
+    this.#timers.set(delivery.id, timer);
   }
 
-  private async attempt(account: Account, delivery: Delivery): Promise<void> {
+  async #attempt(account: Account, delivery: Delivery): Promise<void> {
     const number = delivery.attempts.length + 1;
     const startedAt = new Date().toISOString();
     const registration = account.webhooks.get(delivery.webhook_id);
-    const refusal = this.refusal(registration);
+    const refusal = this.#refusal(registration);
     let result: PostResult;
     if (refusal !== undefined || registration === undefined) {
       result = { status: null, ok: false, duplicate: false, durationMs: 0, body: '', error: refusal ?? '' };
@@ -109,13 +116,13 @@ export class DeliveryScheduler {
         pending_webhooks: pendingCount(account, delivery.event_id),
       });
       result = await postSigned(registration.url, body, registration.secret, {
-        timeoutMs: this.options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS,
-        signal: this.shutdown.signal,
+        timeoutMs: this.#options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
+        signal: this.#shutdown.signal,
         userAgent: 'service-webhooks-sandbox',
       });
     }
     // An attempt cut short by shutdown is not the receiver's fault: leave it pending for the next start.
-    if (this.shutdown.signal.aborted) return;
+    if (this.#shutdown.signal.aborted) return;
 
     delivery.attempts.push({
       attempt: number,
@@ -125,30 +132,29 @@ export class DeliveryScheduler {
       error: result.error,
       response_body: result.body,
     });
-    const maxAttempts = RETRY_DELAYS_SECONDS.length + 1;
     const outcome = result.status ?? result.error;
     const where = `${delivery.event_type} ${delivery.event_id} → ${registration?.url ?? delivery.webhook_id}`;
-    const prefix = `delivery ${delivery.id} attempt ${number}/${maxAttempts} ${where}: ${outcome} in ${result.durationMs} ms`;
+    const prefix = `delivery ${delivery.id} attempt ${number}/${SENDER_MAX_ATTEMPTS} ${where}: ${outcome} in ${result.durationMs} ms`;
     if (result.ok) {
       delivery.status = 'succeeded';
       delivery.next_attempt_at = null;
-      this.options.log(`${prefix}; succeeded`);
-    } else if (refusal !== undefined || number >= maxAttempts) {
+      this.#options.log(`${prefix}; succeeded`);
+    } else if (refusal !== undefined || number >= SENDER_MAX_ATTEMPTS) {
       delivery.status = 'failed';
       delivery.next_attempt_at = null;
-      this.options.log(`${prefix}; failed, no more attempts`);
+      this.#options.log(`${prefix}; failed, no more attempts`);
     } else {
-      const delayMs = RETRY_DELAYS_SECONDS[number - 1]! * 1000 * this.options.timeScale;
+      const delayMs = SENDER_SCHEDULE.retryDelaysSeconds[number - 1]! * 1000 * this.#options.timeScale;
       delivery.next_attempt_at = new Date(Date.now() + delayMs).toISOString();
-      this.options.log(`${prefix}; retry ${number + 1}/${maxAttempts} in ${formatDelay(delayMs)}`);
-      this.schedule(account, delivery, delayMs);
+      this.#options.log(`${prefix}; retry ${number + 1}/${SENDER_MAX_ATTEMPTS} in ${formatDelay(delayMs)}`);
+      this.#schedule(account, delivery, delayMs);
     }
     account.changed();
   }
 
-  private refusal(registration: WebhookRegistration | undefined): string | undefined {
+  #refusal(registration: WebhookRegistration | undefined): string | undefined {
     if (registration === undefined) return 'the webhook registration was deleted';
-    if (!this.options.allowHttp && new URL(registration.url).protocol !== 'https:') {
+    if (!this.#options.allowHttp && new URL(registration.url).protocol !== 'https:') {
       return 'not delivered: the service delivers only to https:// addresses (start the sandbox with --allow-http)';
     }
     return undefined;

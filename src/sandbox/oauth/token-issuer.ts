@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { authError } from './api-errors.js';
-import { newId } from './ids.js';
-import { signJwt } from './jwt.js';
-import { formatScope, parseScope } from './scopes.js';
-import type { SandboxStore } from './store.js';
+import { authError } from '../api-errors.js';
+import { newId } from '../ids.js';
+import { signJwt } from '../jwt.js';
+import type { SandboxState } from '../sandbox-state.js';
+import { formatScope, parseScope } from '../scopes.js';
 
 /** The token endpoint's answer, with RFC 6749 §5.1's field names. */
 export interface TokenResponse {
@@ -19,7 +19,8 @@ export interface TokenResponse {
 
 /** How tokens are minted. */
 export interface TokenIssuerOptions {
-  store: SandboxStore;
+  /** Where refresh tokens are kept (and so saved with the data file). */
+  state: SandboxState;
   /** The HS256 key of the access tokens. */
   signingKey: string;
   /** Lifetime of an access token, whole seconds (the JWT `exp` is in seconds). */
@@ -39,15 +40,19 @@ function invalidGrant(message: string) {
 
 /**
  * Mints access tokens (JWTs, so the API verifies them without a lookup) and refresh tokens (kept, by
- * hash, in the store and so in the data file). A refresh token is single-use: refreshing answers a new
+ * hash, in the sandbox's state and so in the data file). A refresh token is single-use: refreshing answers a new
  * pair and retires the old token, as OAuth 2.0 Security BCP recommends.
  */
 export class TokenIssuer {
-  constructor(private readonly options: TokenIssuerOptions) {}
+  readonly #options: TokenIssuerOptions;
+
+  constructor(options: TokenIssuerOptions) {
+    this.#options = options;
+  }
 
   /** A new access token and refresh token for `sub`, through `clientId`, with `scope`. */
   issue(clientId: string, sub: string, scope: string): { response: TokenResponse; refreshTokenHash: string } {
-    const { store, signingKey, accessTokenTtlSeconds, refreshTokenTtlSeconds } = this.options;
+    const { state, signingKey, accessTokenTtlSeconds, refreshTokenTtlSeconds } = this.#options;
     const iat = Math.floor(Date.now() / 1000);
     const accessToken = signJwt(
       { sub, iat, exp: iat + accessTokenTtlSeconds, scope, client_id: clientId, jti: newId('tok') },
@@ -55,14 +60,14 @@ export class TokenIssuer {
     );
     const refreshToken = `rt_${randomBytes(32).toString('base64url')}`;
     const refreshTokenHash = hashToken(refreshToken);
-    store.refreshTokens.set(refreshTokenHash, {
+    state.refreshTokens.set(refreshTokenHash, {
       token_hash: refreshTokenHash,
       client_id: clientId,
       sub,
       scope,
       expires_at: iat + refreshTokenTtlSeconds,
     });
-    store.changed();
+    state.changed();
     return {
       response: {
         access_token: accessToken,
@@ -80,9 +85,9 @@ export class TokenIssuer {
    * be the client the token was issued to; `scope`, when given, may only narrow the grant (RFC 6749 §6).
    */
   refresh(refreshToken: string, clientId: string | undefined, scope: string | undefined): TokenResponse {
-    const { store } = this.options;
+    const { state } = this.#options;
     const hash = hashToken(refreshToken);
-    const grant = store.refreshTokens.get(hash);
+    const grant = state.refreshTokens.get(hash);
     if (grant === undefined) {
       throw invalidGrant('The refresh token is unknown, revoked or already used (each one is good once).');
     }
@@ -108,6 +113,7 @@ export class TokenIssuer {
 
   /** Retire a refresh token, such as one issued for a code that was then replayed. */
   revoke(refreshTokenHash: string): void {
-    if (this.options.store.refreshTokens.delete(refreshTokenHash)) this.options.store.changed();
+    const { state } = this.#options;
+    if (state.refreshTokens.delete(refreshTokenHash)) state.changed();
   }
 }

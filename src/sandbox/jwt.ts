@@ -45,7 +45,16 @@ function decodeObject(segment: string): Record<string, unknown> | undefined {
   }
 }
 
-/** A compact JWS (RFC 7515) of `claims`, header `{"alg":"HS256","typ":"JWT"}`, signed with `key`. */
+/**
+ * A compact JWS (RFC 7515) of `claims`, header `{"alg":"HS256","typ":"JWT"}`, signed with `key`.
+ *
+ * @example
+ * ```ts
+ * const iat = Math.floor(Date.now() / 1000);
+ * const token = signJwt({ sub: 'ada', iat, exp: iat + 3600, scope: 'read write' }, sandbox.jwtSecret);
+ * await fetch(`${sandbox.url}/users`, { headers: { authorization: `Bearer ${token}` } });
+ * ```
+ */
 export function signJwt(claims: JwtClaims, key: string): string {
   const signingInput = `${encode(HEADER)}.${encode(claims)}`;
   return `${signingInput}.${signature(signingInput, key)}`;
@@ -56,6 +65,13 @@ export function signJwt(claims: JwtClaims, key: string): string {
  * `none`, never an algorithm the token chooses), the signature is compared in constant time, and the
  * claims `sub`, `iat`, `exp` and `scope` must be present and typed as the service documents. Expiry is
  * judged only after the signature holds, so a forged token is never told it merely expired.
+ *
+ * @example
+ * ```ts
+ * const verified = verifyJwt(token, sandbox.jwtSecret, Date.now() / 1000);
+ * if (verified.ok) console.log(verified.claims.sub);
+ * else console.log(verified.problem); // 'expired', 'signature', …
+ * ```
  */
 export function verifyJwt(token: string, key: string, nowSeconds: number): JwtVerification {
   const parts = token.split('.');

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import type { PostResult } from '../sender/signed-post.js';
 import { type Io, parseFlags, SENDING_OPTIONS } from './args.js';
+import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 import { planFromFlags, sendAttempts, summarize } from './send-attempts.js';
-import type { PostResult } from './signed-post.js';
 
 /** `service-webhooks replay --help`. */
 export const REPLAY_HELP = `Usage: service-webhooks replay FILE --url URL --secret SECRET [options]
@@ -16,7 +17,7 @@ Options:
                        maxEventAgeSeconds, 24 hours by default); the body is re-serialised
   --repeat N           send each event N times (default 1)
   --concurrency C      at most C sends of one event at once (default 1)
-  --timeout SECONDS    per attempt (default 30)
+  --timeout SECONDS    per attempt (default ${ATTEMPT_TIMEOUT_SECONDS})
 
 Exit code 0 when every attempt was answered 2xx, 1 otherwise (or when a line is not an event), 2 on a
 usage error or a FILE that cannot be read.`;

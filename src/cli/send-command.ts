@@ -1,6 +1,7 @@
 import { EVENT_TYPES, isKnownEventType } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
 import { type Io, parseFlags, SENDING_OPTIONS, stringFlag, UsageError } from './args.js';
+import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 import { planFromFlags, sendAttempts, summarize } from './send-attempts.js';
 
 /** `service-webhooks send --help`. */
@@ -17,7 +18,7 @@ Options:
   --livemode           mark the event livemode: true (default false, as sandbox events)
   --repeat N           send the same event N times (default 1)
   --concurrency C      at most C sends at once (default 1)
-  --timeout SECONDS    per attempt (default 30, as the service)
+  --timeout SECONDS    per attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, as the service)
 
 Exit code 0 when every attempt was answered 2xx, 1 otherwise, 2 on a usage error.`;
 

@@ -3,7 +3,7 @@ import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Account } from './account.js';
 import { type DataFile, DataFileError, parseDataFile, type RefreshGrant } from './data-file.js';
-import type { OAuthClient } from './oauth-clients.js';
+import type { OAuthClient } from './oauth/clients.js';
 
 // Fail at start, not with a warning at the first save while nothing is kept.
 async function checkFolder(file: string): Promise<void> {
@@ -47,28 +47,31 @@ async function readState(
 }
 
 /**
- * The sandbox's data, in memory, optionally mirrored to a JSON file: one {@link Account} per caller,
- * and what the OAuth server keeps (clients from the file, refresh tokens, the JWT signing key).
+ * Everything the sandbox holds, in memory, optionally mirrored to a JSON data file: one
+ * {@link Account} per caller, and what the OAuth server keeps (clients from the file, refresh tokens,
+ * the JWT signing key). Not the receiver's idempotency store: this is the emulated service's side.
  */
-export class SandboxStore {
-  private readonly accounts = new Map<string, Account>();
+export class SandboxState {
+  readonly #accounts = new Map<string, Account>();
+  readonly #file: string | undefined;
   /** Clients registered in the data file (the `--oauth-client` ones are not saved). */
   readonly oauthClients: readonly OAuthClient[];
   /** Live refresh tokens by the SHA-256 of the token. */
   readonly refreshTokens: Map<string, RefreshGrant>;
   /** The key JWTs are signed with, when one was saved or set. */
   jwtSigningKey: string | null;
-  private writing: Promise<void> = Promise.resolve();
-  private dirty = false;
+  /** The file was version 1 and its data now belongs to one account. */
+  readonly migrated: boolean;
+  #writing: Promise<void> = Promise.resolve();
+  #dirty = false;
 
-  private constructor(
-    private readonly file: string | undefined,
-    state: Partial<DataFile>,
-    /** The file was version 1 and its data now belongs to one account. */
-    readonly migrated: boolean,
-  ) {
+  // Private so that a state bound to a file always starts from that file's content (see `open`):
+  // one built empty would overwrite the file at its first change. ECMAScript has no `#constructor`.
+  private constructor(file: string | undefined, state: Partial<DataFile>, migrated: boolean) {
+    this.#file = file;
+    this.migrated = migrated;
     for (const [id, data] of Object.entries(state.accounts ?? {})) {
-      this.accounts.set(id, new Account(id, data, () => this.changed()));
+      this.#accounts.set(id, new Account(id, data, () => this.changed()));
     }
     this.oauthClients = state.oauth_clients ?? [];
     this.refreshTokens = new Map((state.refresh_tokens ?? []).map((grant) => [grant.token_hash, grant]));
@@ -76,29 +79,29 @@ export class SandboxStore {
   }
 
   /**
-   * An empty store, or the one saved in `file` (created on the first change when it does not exist, in
+   * An empty state, or the one saved in `file` (created on the first change when it does not exist, in
    * a folder that must exist). A version 1 file's data becomes the account `legacyAccount`. Throws
    * {@link DataFileError} with a one-line message when the file cannot be used.
    */
-  static async open(file: string | undefined, legacyAccount: string): Promise<SandboxStore> {
-    if (file === undefined) return new SandboxStore(undefined, {}, false);
+  static async open(file: string | undefined, legacyAccount: string): Promise<SandboxState> {
+    if (file === undefined) return new SandboxState(undefined, {}, false);
     const { state, migrated } = await readState(file, legacyAccount);
-    return new SandboxStore(file, state, migrated);
+    return new SandboxState(file, state, migrated);
   }
 
   /** The account `id`, created empty on first use. */
   account(id: string): Account {
-    let account = this.accounts.get(id);
+    let account = this.#accounts.get(id);
     if (account === undefined) {
       account = new Account(id, {}, () => this.changed());
-      this.accounts.set(id, account);
+      this.#accounts.set(id, account);
     }
     return account;
   }
 
   /** Every account known, for resuming deliveries. */
   allAccounts(): IterableIterator<Account> {
-    return this.accounts.values();
+    return this.#accounts.values();
   }
 
   /**
@@ -106,21 +109,21 @@ export class SandboxStore {
    * more follows it with whatever changed meanwhile, so a burst of requests costs two writes.
    */
   changed(): void {
-    if (this.file === undefined) return;
-    if (this.dirty) return;
-    this.dirty = true;
-    this.writing = this.writing.then(() => this.write());
+    if (this.#file === undefined) return;
+    if (this.#dirty) return;
+    this.#dirty = true;
+    this.#writing = this.#writing.then(() => this.#write());
   }
 
   /** Wait until every change so far is on disk. */
   async flush(): Promise<void> {
-    await this.writing;
+    await this.#writing;
   }
 
-  private snapshot(): DataFile {
+  #snapshot(): DataFile {
     const now = Date.now() / 1000;
     const accounts: DataFile['accounts'] = {};
-    for (const account of this.accounts.values()) {
+    for (const account of this.#accounts.values()) {
       if (!account.isEmpty()) accounts[account.id] = account.toData();
     }
     return {
@@ -132,11 +135,11 @@ export class SandboxStore {
     };
   }
 
-  private async write(): Promise<void> {
-    const file = this.file;
+  async #write(): Promise<void> {
+    const file = this.#file;
     if (file === undefined) return;
-    this.dirty = false;
-    const state = this.snapshot();
+    this.#dirty = false;
+    const state = this.#snapshot();
     // Write a sibling file, flush it to disk, then rename over the old one: a crash leaves either the
     // old file or the new one, never half of one.
     const temp = `${file}.${process.pid}.tmp`;

@@ -36,11 +36,11 @@ interface Route {
 
 /** A tiny method-and-path router: literal segments and `:name` parameters, nothing more. */
 export class Router {
-  private readonly routes: Route[] = [];
+  readonly #routes: Route[] = [];
 
   /** Register `handler` for `method` and a pattern such as `/users/:id`. */
   add(method: string, pattern: string, handler: RouteHandler): this {
-    this.routes.push({ method, segments: split(pattern), handler });
+    this.#routes.push({ method, segments: split(pattern), handler });
     return this;
   }
 
@@ -48,7 +48,7 @@ export class Router {
   match(method: string, path: string): RouteMatch {
     const parts = split(path);
     const allow: string[] = [];
-    for (const route of this.routes) {
+    for (const route of this.#routes) {
       const params = matchSegments(route.segments, parts);
       if (params === undefined) continue;
       if (route.method === method) return { kind: 'found', handler: route.handler, params };

@@ -31,13 +31,22 @@ interface Window {
  * A fixed-window counter per bucket (an API key, or the address of callers without a valid key). The
  * window starts at a bucket's first request, so `X-RateLimit-Reset` is the same for every response of
  * one window and a client can sleep until it.
+ *
+ * @example
+ * ```ts
+ * const limiter = new RateLimiter({ limit: 100, windowMs: 3_600_000 });
+ * const status = limiter.take('key:sk_test_1');
+ * if (!status.allowed) response.setHeader('retry-after', String(status.retryAfterSeconds));
+ * ```
  */
 export class RateLimiter {
-  private readonly windows = new Map<string, Window>();
-  private readonly now: () => number;
+  readonly #windows = new Map<string, Window>();
+  readonly #now: () => number;
+  readonly #options: RateLimiterOptions;
 
-  constructor(private readonly options: RateLimiterOptions) {
-    this.now = options.now ?? Date.now;
+  constructor(options: RateLimiterOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -45,19 +54,19 @@ export class RateLimiter {
    * whether it may proceed.
    */
   take(bucket: string, count = true): RateLimitStatus {
-    const now = this.now();
-    let window = this.windows.get(bucket);
-    if (window === undefined || now >= window.startedAt + this.options.windowMs) {
-      this.forgetExpired(now);
+    const now = this.#now();
+    let window = this.#windows.get(bucket);
+    if (window === undefined || now >= window.startedAt + this.#options.windowMs) {
+      this.#forgetExpired(now);
       window = { startedAt: now, used: 0 };
-      this.windows.set(bucket, window);
+      this.#windows.set(bucket, window);
     }
-    const allowed = !count || window.used < this.options.limit;
+    const allowed = !count || window.used < this.#options.limit;
     if (count && allowed) window.used++;
-    const endsAt = window.startedAt + this.options.windowMs;
+    const endsAt = window.startedAt + this.#options.windowMs;
     return {
-      limit: this.options.limit,
-      remaining: Math.max(0, this.options.limit - window.used),
+      limit: this.#options.limit,
+      remaining: Math.max(0, this.#options.limit - window.used),
       resetAt: Math.ceil(endsAt / 1000),
       allowed,
       retryAfterSeconds: Math.max(1, Math.ceil((endsAt - now) / 1000)),
@@ -66,9 +75,9 @@ export class RateLimiter {
 
   // Only when a new window opens, so the sweep costs nothing on the hot path and memory stays bounded
   // by the callers of one window.
-  private forgetExpired(now: number): void {
-    for (const [bucket, window] of this.windows) {
-      if (now >= window.startedAt + this.options.windowMs) this.windows.delete(bucket);
+  #forgetExpired(now: number): void {
+    for (const [bucket, window] of this.#windows) {
+      if (now >= window.startedAt + this.#options.windowMs) this.#windows.delete(bucket);
     }
   }
 }

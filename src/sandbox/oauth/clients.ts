@@ -49,28 +49,6 @@ export function checkClient(value: unknown, where: string): OAuthClient {
   return { client_id, client_secret, redirect_uris: [...(redirect_uris as string[])] };
 }
 
-/**
- * Read `--oauth-client ID:SECRET:REDIRECT_URI[,REDIRECT_URI…]`. The id and the secret end at the
- * first two colons; the rest is the redirect URIs, separated by commas.
- */
-export function parseClientFlag(text: string): OAuthClient {
-  const first = text.indexOf(':');
-  const second = first < 0 ? -1 : text.indexOf(':', first + 1);
-  if (second < 0) {
-    throw new Error(
-      `--oauth-client must be ID:SECRET:REDIRECT_URI (e.g. app:s3cret:http://localhost:3000/callback), got ${text}.`,
-    );
-  }
-  return checkClient(
-    {
-      client_id: text.slice(0, first),
-      client_secret: text.slice(first + 1, second),
-      redirect_uris: text.slice(second + 1).split(','),
-    },
-    `--oauth-client ${text.slice(0, first)}`,
-  );
-}
-
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { EVENT_TYPES, isKnownEventType, type WebhookEventName } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
-import type { Account, WebhookRegistration } from '../account.js';
+import type { Account } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
+import { requireObject, stringField } from '../request-fields.js';
+import type { WebhookRegistration } from '../resources.js';
 import type { Router } from '../router.js';
-import { requireObject, stringField } from '../validation.js';
 import type { SandboxContext } from './context.js';
 
 function urlField(

@@ -1,7 +1,7 @@
 import type { WebhookEventMap, WebhookEventName } from 'service-webhooks';
 import type { Account } from '../account.js';
 import type { DeliveryScheduler } from '../delivery-scheduler.js';
-import { buildEvent } from '../events.js';
+import { buildEvent } from '../event-envelope.js';
 
 /** What every group of routes works with; the data itself is the request's `account`. */
 export interface SandboxContext {

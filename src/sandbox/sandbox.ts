@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, requestError } from './api-errors.js';
-import { authenticate, checkScope, DEFAULT_TEST_KEY, isTestKey, keyAccount } from './auth.js';
-import { AuthorizationCodes } from './authorization-codes.js';
-import { answerClientError } from './client-errors.js';
+import { SENDER_SCHEDULE } from 'service-webhooks';
+import { createApiHandler } from './api-handler.js';
+import { DEFAULT_TEST_KEY, isTestKey, keyAccount } from './api-keys.js';
 import { DeliveryScheduler } from './delivery-scheduler.js';
-import { readJsonBody, sendJson } from './http-io.js';
-import { newId } from './ids.js';
-import type { OAuthClient } from './oauth-clients.js';
-import { createOAuthHandler } from './oauth-server.js';
-import { RateLimiter, type RateLimitStatus } from './rate-limiter.js';
+import { answerClientError } from './malformed-requests.js';
+import { AuthorizationCodes } from './oauth/authorization-codes.js';
+import { createOAuthHandler } from './oauth/authorization-server.js';
+import type { OAuthClient } from './oauth/clients.js';
+import { TokenIssuer } from './oauth/token-issuer.js';
+import { RateLimiter } from './rate-limiter.js';
 import { Router } from './router.js';
 import type { SandboxContext } from './routes/context.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
@@ -18,8 +18,7 @@ import { registerPaymentRoutes } from './routes/payments.js';
 import { registerProjectRoutes } from './routes/projects.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { SandboxStore } from './store.js';
-import { TokenIssuer } from './token-issuer.js';
+import { SandboxState } from './sandbox-state.js';
 
 /** How {@link startSandbox} runs the sandbox. */
 export interface SandboxOptions {
@@ -31,9 +30,12 @@ export interface SandboxOptions {
   rateLimit?: number;
   /** Length of the rate-limit window in seconds. @default 3600 */
   rateLimitWindowSeconds?: number;
-  /** Multiplies the retry delays (1, 5, 15 minutes); 0.001 makes them 60, 300, 900 ms. @default 1 */
+  /**
+   * Multiplies the sender's retry delays (`SENDER_SCHEDULE.retryDelaysSeconds`); 0.001 turns each delay
+   * of N seconds into N milliseconds. @default 1
+   */
   timeScale?: number;
-  /** Timeout of one delivery attempt in milliseconds, not scaled. @default 30_000 */
+  /** Timeout of one delivery attempt in milliseconds, not scaled. @default SENDER_SCHEDULE.attemptTimeoutMs */
   attemptTimeoutMs?: number;
   /** Register and deliver to `http://` addresses (loopback receivers). @default false */
   allowHttp?: boolean;
@@ -95,19 +97,6 @@ function checkOptions(options: SandboxOptions): void {
   }
 }
 
-// Inspection endpoints are tooling, not the emulated API: they answer with the headers but are free.
-function isFree(method: string, path: string): boolean {
-  return method === 'GET' && path.startsWith('/sandbox/deliveries');
-}
-
-function rateLimitHeaders(status: RateLimitStatus): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(status.limit),
-    'x-ratelimit-remaining': String(status.remaining),
-    'x-ratelimit-reset': String(status.resetAt),
-  };
-}
-
 /**
  * Start a local stand-in for the service's sandbox API on `node:http`: users, projects, a payment
  * trigger and webhook registrations under `/v1`, with the service's authentication (API keys, OAuth 2.0
@@ -126,24 +115,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   checkOptions(options);
   const log = options.log ?? (() => {});
   const legacyKey = options.apiKey ?? DEFAULT_TEST_KEY;
-  const store = await SandboxStore.open(options.dataFile, keyAccount(legacyKey));
-  if (store.migrated) {
+  const state = await SandboxState.open(options.dataFile, keyAccount(legacyKey));
+  if (state.migrated) {
     log(
       `${options.dataFile} is a version 1 data file: its data now belongs to the key ${legacyKey} (accounts are separate per key); it is saved as version 2 on the next change.`,
     );
   }
-  const signingKey = options.jwtSecret ?? store.jwtSigningKey ?? randomBytes(32).toString('base64url');
-  if (store.jwtSigningKey !== signingKey) {
+  const signingKey = options.jwtSecret ?? state.jwtSigningKey ?? randomBytes(32).toString('base64url');
+  if (state.jwtSigningKey !== signingKey) {
     // Saved so the tokens handed out stay valid across restarts of a sandbox with a data file.
-    store.jwtSigningKey = signingKey;
-    store.changed();
+    state.jwtSigningKey = signingKey;
+    state.changed();
   }
   const scheduler = new DeliveryScheduler({
-    store,
+    state,
     timeScale: options.timeScale ?? 1,
     allowHttp: options.allowHttp ?? false,
     log,
-    ...(options.attemptTimeoutMs !== undefined && { attemptTimeoutMs: options.attemptTimeoutMs }),
+    attemptTimeoutMs: options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
   });
   const context: SandboxContext = { scheduler, allowHttp: options.allowHttp ?? false };
   const router = new Router();
@@ -158,11 +147,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const oauth = createOAuthHandler({
     clients: new Map(
-      [...store.oauthClients, ...(options.oauthClients ?? [])].map((client) => [client.client_id, client]),
+      [...state.oauthClients, ...(options.oauthClients ?? [])].map((client) => [client.client_id, client]),
     ),
     codes: new AuthorizationCodes((options.authorizationCodeTtlSeconds ?? 60) * 1000),
     tokens: new TokenIssuer({
-      store,
+      state,
       signingKey,
       accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 30 * 24 * 3600,
@@ -170,65 +159,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     autoApprove: options.oauthAutoApprove ?? false,
   });
 
+  const api = createApiHandler({
+    router,
+    limiter,
+    state,
+    apiKey: options.apiKey,
+    signingKey,
+    log,
+  });
+
+  // Async so that anything thrown, even by parsing the request target, becomes the rejection below.
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<number> {
-    const requestId = newId('req');
-    const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', 'http://sandbox.invalid');
     // The authorization server is not the API: no Bearer credential, no rate limit.
     if (url.pathname.startsWith('/oauth/')) return oauth(request, response, url);
-    const path = url.pathname.startsWith('/v1/') ? url.pathname.slice(3) : undefined;
-    const auth = authenticate(request.headers.authorization, {
-      apiKey: options.apiKey,
-      signingKey,
-      nowSeconds: Date.now() / 1000,
-    });
-    // Counted per account (an API key, or a token's user); callers without valid credentials are
-    // counted by address, so a flood of bad keys is limited too.
-    const bucket = auth.ok ? auth.principal.account : `address:${request.socket.remoteAddress}`;
-    const rate = limiter.take(bucket, path === undefined || !isFree(method, path));
-    const headers = { ...rateLimitHeaders(rate), 'x-request-id': requestId };
-    try {
-      if (!rate.allowed) {
-        throw new ApiError(
-          429,
-          {
-            error: { code: 'rate_limit_exceeded', message: `Rate limit of ${rate.limit} requests exceeded.` },
-          },
-          { 'retry-after': String(rate.retryAfterSeconds) },
-        );
-      }
-      if (!auth.ok) throw auth.error;
-      if (path === undefined) throw requestError(404, 'not_found', 'Every API path starts with /v1/.');
-      const match = router.match(method, path);
-      if (match.kind === 'not_found') throw requestError(404, 'not_found', `No route ${method} /v1${path}.`);
-      if (match.kind === 'method_not_allowed') {
-        const allow = match.allow.join(', ');
-        throw new ApiError(
-          405,
-          { error: { code: 'method_not_allowed', message: `Use ${allow}.` } },
-          { allow },
-        );
-      }
-      checkScope(auth.principal, method);
-      const body = method === 'POST' || method === 'PUT' ? await readJsonBody(request) : undefined;
-      const result = await match.handler({
-        account: store.account(auth.principal.account),
-        params: match.params,
-        query: url.searchParams,
-        body,
-        requestId,
-      });
-      sendJson(response, result.status, result.body, headers);
-      return result.status;
-    } catch (error) {
-      if (error instanceof ApiError) {
-        sendJson(response, error.status, error.body, { ...headers, ...error.headers });
-        return error.status;
-      }
-      log(`internal error on ${method} ${url.pathname}: ${String(error)}`);
-      sendJson(response, 500, { error: { code: 'internal_error', message: 'The sandbox failed.' } }, headers);
-      return 500;
-    }
+    return api(request, response, url);
   }
 
   const server = createServer((request, response) => {
@@ -260,7 +205,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         server.closeAllConnections();
       });
       await scheduler.close();
-      await store.flush();
+      await state.flush();
     },
   };
 }

@@ -28,24 +28,26 @@ interface Entry extends CodeGrant {
  * can revoke what the first one issued (RFC 6749 §4.1.2).
  */
 export class AuthorizationCodes {
-  private readonly codes = new Map<string, Entry>();
+  readonly #codes = new Map<string, Entry>();
+  readonly #ttlMs: number;
+  readonly #now: () => number;
 
   /**
    * @param ttlMs - how long a code may be exchanged.
    * @param now - the clock, injectable for tests. @default Date.now
    */
-  constructor(
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(ttlMs: number, now: () => number = Date.now) {
+    this.#ttlMs = ttlMs;
+    this.#now = now;
+  }
 
   /** A new code for `grant`. */
   issue(grant: CodeGrant): string {
-    this.forgetExpired();
+    this.#forgetExpired();
     const code = randomBytes(24).toString('base64url');
-    this.codes.set(code, {
+    this.#codes.set(code, {
       ...grant,
-      expiresAt: this.now() + this.ttlMs,
+      expiresAt: this.#now() + this.#ttlMs,
       used: false,
       refreshTokenHash: undefined,
     });
@@ -57,10 +59,10 @@ export class AuthorizationCodes {
    * replayed code can revoke that token.
    */
   redeem(code: string): Redemption {
-    const entry = this.codes.get(code);
+    const entry = this.#codes.get(code);
     if (entry === undefined) return { ok: false, reason: 'unknown' };
-    if (this.now() >= entry.expiresAt) {
-      this.codes.delete(code);
+    if (this.#now() >= entry.expiresAt) {
+      this.#codes.delete(code);
       return { ok: false, reason: 'expired' };
     }
     if (entry.used) return { ok: false, reason: 'used', refreshTokenHash: entry.refreshTokenHash };
@@ -75,8 +77,8 @@ export class AuthorizationCodes {
     };
   }
 
-  private forgetExpired(): void {
-    const now = this.now();
-    for (const [code, entry] of this.codes) if (now >= entry.expiresAt) this.codes.delete(code);
+  #forgetExpired(): void {
+    const now = this.#now();
+    for (const [code, entry] of this.#codes) if (now >= entry.expiresAt) this.#codes.delete(code);
   }
 }

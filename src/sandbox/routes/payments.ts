@@ -1,8 +1,9 @@
-import type { Payment, PaymentStatus } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
+import { paginate, parsePage } from '../pagination.js';
+import { requireObject, stringField } from '../request-fields.js';
+import type { Payment, PaymentStatus } from '../resources.js';
 import type { Router } from '../router.js';
-import { paginate, parsePage, requireObject, stringField } from '../validation.js';
 import { emit, type SandboxContext } from './context.js';
 
 const OUTCOMES: readonly PaymentStatus[] = ['succeeded', 'failed', 'refunded'];

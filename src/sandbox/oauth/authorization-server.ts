@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, authError, requestError } from './api-errors.js';
+import { ApiError, authError, requestError } from '../api-errors.js';
+import { readBodyText, redirect, sendHtml, sendJson } from '../http-io.js';
+import { formatScope, parseScope } from '../scopes.js';
 import type { AuthorizationCodes } from './authorization-codes.js';
+import { type OAuthClient, secretMatches } from './clients.js';
 import { renderConsentPage } from './consent-page.js';
-import { readBodyText, redirect, sendHtml, sendJson } from './http-io.js';
-import { type OAuthClient, secretMatches } from './oauth-clients.js';
-import { formatScope, parseScope } from './scopes.js';
 import type { TokenIssuer, TokenResponse } from './token-issuer.js';
 
 /** What the authorization server works with. */

@@ -1,8 +1,10 @@
-import type { Account, User } from '../account.js';
+import type { Account } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
 import { newId } from '../ids.js';
+import { paginate, parsePage } from '../pagination.js';
+import { emailField, requireObject, stringField } from '../request-fields.js';
+import type { User } from '../resources.js';
 import type { Router } from '../router.js';
-import { emailField, paginate, parsePage, requireObject, stringField } from '../validation.js';
 import { emit, type SandboxContext } from './context.js';
 
 function userData(user: User) {

@@ -1,7 +1,10 @@
-import { DUPLICATE_HEADER, SIGNATURE_HEADER, signPayload } from 'service-webhooks';
-
-/** The sender's timeout per attempt, as the service documents. */
-export const ATTEMPT_TIMEOUT_MS = 30_000;
+/**
+ * Acting as the service's sender: one signed POST of a webhook body. Shared by the CLI's `send` and
+ * `replay` and by the sandbox's delivery scheduler, so neither imports the other.
+ *
+ * @packageDocumentation
+ */
+import { DUPLICATE_HEADER, SENDER_SCHEDULE, SIGNATURE_HEADER, signPayload } from 'service-webhooks';
 
 /** How much of a receiver's answer is kept for printing and for the deliveries listing. */
 const BODY_EXCERPT_CHARS = 500;
@@ -23,7 +26,7 @@ export interface PostResult {
 
 /** How {@link postSigned} sends. */
 export interface PostOptions {
-  /** @default 30_000 */
+  /** @default SENDER_SCHEDULE.attemptTimeoutMs, the sender's own timeout */
   timeoutMs?: number;
   /** Aborts the request, for shutting down. */
   signal?: AbortSignal;
@@ -34,6 +37,12 @@ export interface PostOptions {
 /**
  * POST `body` to `url` signed as the service signs deliveries: `x-service-signature` is `sha256=` and
  * the HMAC of these exact bytes. Never throws; network failures are a result.
+ *
+ * @example
+ * ```ts
+ * const result = await postSigned('http://localhost:3000/webhooks', JSON.stringify(event), 'whsec_…');
+ * if (!result.ok) console.error(result.status ?? result.error);
+ * ```
  */
 export async function postSigned(
   url: string,
@@ -41,7 +50,7 @@ export async function postSigned(
   secret: string,
   options: PostOptions = {},
 ): Promise<PostResult> {
-  const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const started = performance.now();

@@ -1,7 +1,7 @@
-import { DELIVERY_STATUSES, type Delivery } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';
+import { paginate, parsePage } from '../pagination.js';
+import { DELIVERY_STATUSES, type Delivery } from '../resources.js';
 import type { Router } from '../router.js';
-import { paginate, parsePage } from '../validation.js';
 
 /**
  * Sandbox-only inspection: `GET /sandbox/deliveries` lists the caller's deliveries newest first, with

@@ -1,4 +1,5 @@
 import { type ApiError, expiredToken, insufficientScope, invalidApiKey } from './api-errors.js';
+import { isTestKey, keyAccount } from './api-keys.js';
 import { verifyJwt } from './jwt.js';
 import { formatScope, parseScope, requiredScope, type Scope } from './scopes.js';
 
@@ -23,21 +24,7 @@ export interface AuthOptions {
   nowSeconds: number;
 }
 
-/** The key the CLI's `deliveries` command uses by default, and which owns a version 1 data file's data. */
-export const DEFAULT_TEST_KEY = 'sk_test_cli';
-
 const BEARER = /^Bearer ([^\s]+)$/;
-const TEST_KEY = /^sk_test_[A-Za-z0-9_]+$/;
-
-/** Whether `key` is a well-formed sandbox API key. */
-export function isTestKey(key: string): boolean {
-  return TEST_KEY.test(key);
-}
-
-/** The account an API key's data lives in. */
-export function keyAccount(key: string): string {
-  return `key:${key}`;
-}
 
 function refuse(message: string, token = false): AuthResult {
   // The RFC 6750 challenge, without the message: header values must stay plain ASCII.

@@ -1,5 +1,6 @@
-import { type AccountData, DELIVERY_STATUSES } from './account.js';
-import { checkClient, type OAuthClient } from './oauth-clients.js';
+import type { AccountData } from './account.js';
+import { checkClient, type OAuthClient } from './oauth/clients.js';
+import { DELIVERY_STATUSES } from './resources.js';
 
 /** A refresh token as kept: only its SHA-256, so the data file does not hold usable tokens. */
 export interface RefreshGrant {
@@ -26,7 +27,19 @@ export interface DataFile {
   jwt_signing_key: string | null;
 }
 
-/** A data file the sandbox cannot use; the message is one line that says what to do. */
+/**
+ * A data file the sandbox cannot use; the message is one line that says what to do.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await startSandbox({ dataFile: 'sandbox.json' });
+ * } catch (error) {
+ *   if (error instanceof DataFileError) console.error(error.message);
+ *   else throw error;
+ * }
+ * ```
+ */
 export class DataFileError extends Error {
   override name = 'DataFileError';
 }

@@ -1,0 +1,30 @@
+/**
+ * The sandbox: a local emulator of the whole service (its API, OAuth server, rate limits and webhook
+ * deliveries), for tests and scripts that want it in-process. Not part of the package root: users
+ * reach it through `service-webhooks sandbox`, the one CLI command built on it.
+ *
+ * @example
+ * ```ts
+ * import { startSandbox } from '../src/sandbox/index.js';
+ *
+ * const sandbox = await startSandbox({ port: 0, allowHttp: true, timeScale: 0.001 });
+ * // … register a webhook at `${sandbox.url}/webhooks`, create a user, watch the deliveries …
+ * await sandbox.close();
+ * ```
+ * @packageDocumentation
+ */
+export { DataFileError } from './data-file.js';
+export { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
+export type { OAuthClient } from './oauth/clients.js';
+export type { TokenResponse } from './oauth/token-issuer.js';
+export { MAX_PAGE_LIMIT } from './pagination.js';
+export type {
+  Delivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  Payment,
+  Project,
+  User,
+  WebhookRegistration,
+} from './resources.js';
+export { type Sandbox, type SandboxOptions, startSandbox } from './sandbox.js';
