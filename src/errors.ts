@@ -40,10 +40,21 @@ export const STATUS_TABLE = {
     status: 503,
     message: 'The receiver is reading too many request bodies at once; retry later.',
   },
+  inbox_unavailable: {
+    status: 503,
+    message: 'The receiver cannot queue events right now; retry later.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
-/** A stable, machine-readable error code from the status table (plus `invalid_configuration` and `lease_lost`). */
-export type WebhookErrorCode = keyof typeof STATUS_TABLE | 'invalid_configuration' | 'lease_lost';
+/**
+ * A stable, machine-readable error code: one of the status table, or one reported but never answered
+ * (`invalid_configuration`, `lease_lost`, `event_dead_lettered`).
+ */
+export type WebhookErrorCode =
+  | keyof typeof STATUS_TABLE
+  | 'invalid_configuration'
+  | 'lease_lost'
+  | 'event_dead_lettered';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes
@@ -266,6 +277,43 @@ export class LeaseLostError extends WebhookError {
       'lease_lost',
       `The claim on event ${eventId} expired before it was completed; raise leaseSeconds or make the handlers faster.`,
     );
+  }
+}
+
+/**
+ * The inbox (`createWebhooks({ inbox })`) failed to take a verified event or missed its deadline; `cause`
+ * says how (503 with `Retry-After`: nothing was acknowledged, so the sender retries).
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error instanceof InboxUnavailableError) alert(error.cause); });
+ * ```
+ */
+export class InboxUnavailableError extends WebhookError {
+  override name = 'InboxUnavailableError';
+  constructor(options?: { cause?: unknown }) {
+    super('inbox_unavailable', `The inbox did not take the event${causeText(options?.cause)}.`, options);
+  }
+}
+
+/**
+ * An inbox worker gave up on an event after its last attempt: it is kept in the dead-letter list,
+ * where it can be inspected and replayed. Reported to `onError`; `cause` is the last failure.
+ * @example
+ * ```ts
+ * webhooks.onError((error, event) => { if (error instanceof EventDeadLetteredError) page(`event ${event?.id} needs a replay`); });
+ * ```
+ */
+export class EventDeadLetteredError extends WebhookError {
+  override name = 'EventDeadLetteredError';
+  /** The attempts made before the event was dead-lettered. */
+  readonly attempts: number;
+  constructor(eventId: string, attempts: number, options?: { cause?: unknown }) {
+    super(
+      'event_dead_lettered',
+      `Event ${eventId} failed ${attempts} attempts and was moved to the dead-letter list; replay it once the cause is fixed.`,
+      options,
+    );
+    this.attempts = attempts;
   }
 }
 

@@ -15,10 +15,12 @@ export type { BodyBudget } from './body-budget.js';
 export { createWebhooks, type Webhooks } from './create-webhooks.js';
 export {
   ConfigurationError,
+  EventDeadLetteredError,
   EventInProgressError,
   EventTooOldError,
   HandlerFailedError,
   HandlerTimeoutError,
+  InboxUnavailableError,
   InvalidRequestError,
   InvalidSignatureError,
   LeaseLostError,
@@ -34,6 +36,7 @@ export {
   type WebhookErrorCode,
 } from './errors.js';
 export { EVENT_TYPES, isKnownEventType } from './event-types.js';
+export type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';

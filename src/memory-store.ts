@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ConfigurationError, StoreUnavailableError } from './errors.js';
 import { LeaseTable } from './lease-table.js';
+import { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from './types.js';
 
 /**
@@ -31,41 +32,6 @@ export interface MemoryStoreOptions {
    * @default performance.now
    */
   now?: () => number;
-}
-
-/** The store's calls, answered synchronously. */
-interface SyncCalls {
-  claim(key: string, token: string, leaseMs: number): ClaimResult;
-  complete(key: string, token: string, ttlMs: number): CompleteResult;
-  release(key: string, token: string): void;
-  renew(key: string, token: string, leaseMs: number): RenewResult;
-}
-
-/** Where a MemoryStore keeps its synchronous calls; not exported from the package. */
-export const SYNC_CALLS = Symbol('MemoryStore synchronous calls');
-
-/**
- * The synchronous calls of `store` when it is a MemoryStore whose methods nobody replaced (a subclass
- * or a test spy may do anything, so it gets the promise and the deadline like any other store). The
- * core asks once, when the receiver is created: replace methods before passing the store in. The
- * core uses them to skip two promises and two deadline timers per delivery: a call that cannot wait
- * cannot hang, so the deadline has nothing to guard.
- *
- * @example
- * ```ts
- * const memory = syncCalls(store);
- * const state = memory ? memory.claim(key, token, leaseMs) : await store.claim(key, token, leaseMs);
- * ```
- */
-export function syncCalls(store: IdempotencyStore): SyncCalls | undefined {
-  const own = MemoryStore.prototype;
-  return store instanceof MemoryStore &&
-    store.claim === own.claim &&
-    store.complete === own.complete &&
-    store.release === own.release &&
-    store.renew === own.renew
-    ? store[SYNC_CALLS]
-    : undefined;
 }
 
 /**
@@ -126,22 +92,37 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    return this[SYNC_CALLS].claim(key, token, leaseMs);
+    return this.#calls.claim(key, token, leaseMs);
   }
 
   async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    return this[SYNC_CALLS].complete(key, token, ttlMs);
+    return this.#calls.complete(key, token, ttlMs);
   }
 
   async release(key: string, token: string): Promise<void> {
-    this[SYNC_CALLS].release(key, token);
+    this.#calls.release(key, token);
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
-    return this[SYNC_CALLS].renew(key, token, leaseMs);
+    return this.#calls.renew(key, token, leaseMs);
   }
 
-  readonly [SYNC_CALLS]: SyncCalls = {
+  /**
+   * The same calls without a promise, for the receiver (see {@link SYNCHRONOUS_CALLS}). Offered only
+   * while this store's methods are its own: a subclass or a test spy that replaced one may do anything,
+   * so it gets the promise and the deadline like any other store.
+   */
+  [SYNCHRONOUS_CALLS](): SynchronousCalls | undefined {
+    const own = MemoryStore.prototype;
+    return this.claim === own.claim &&
+      this.complete === own.complete &&
+      this.release === own.release &&
+      this.renew === own.renew
+      ? this.#calls
+      : undefined;
+  }
+
+  readonly #calls: SynchronousCalls = {
     claim: (key, token, leaseMs) => {
       const now = this.#now();
       const lease = this.#leases.get(key);

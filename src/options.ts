@@ -1,4 +1,5 @@
 import { ConfigurationError } from './errors.js';
+import type { InboxQueue } from './inbox.js';
 import { MemoryStore } from './memory-store.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
@@ -41,6 +42,7 @@ export interface ResolvedOptions {
   /** `undefined` when left out: the scope is then derived from the secrets. */
   readonly namespace: string | undefined;
   readonly maxBodyBytesInFlight: number;
+  readonly inbox: InboxQueue | undefined;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -161,5 +163,16 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     storeTimeoutMs,
     onStoreError,
     logger,
+    inbox: resolveInbox(options.inbox),
   });
+}
+
+function resolveInbox(inbox: unknown): InboxQueue | undefined {
+  if (inbox === undefined) return undefined;
+  if (typeof (inbox as Partial<InboxQueue> | null)?.enqueue !== 'function') {
+    throw new ConfigurationError(
+      '`inbox` must have an `enqueue(entry, key)` method, such as the queue `bullmqInbox()` from service-webhooks/bullmq gives.',
+    );
+  }
+  return inbox as InboxQueue;
 }

@@ -36,6 +36,7 @@ const RETRY_AFTER: Partial<Record<Code, string>> = {
   store_unavailable: RETRY_AFTER_SECONDS,
   receiver_busy: RETRY_AFTER_SECONDS,
   secret_unavailable: RETRY_AFTER_SECONDS,
+  inbox_unavailable: RETRY_AFTER_SECONDS,
 };
 
 const BY_CODE = Object.fromEntries(

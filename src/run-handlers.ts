@@ -1,12 +1,26 @@
+import { HandlerFailedError, HandlerTimeoutError, type WebhookError } from './errors.js';
+import { isThenable } from './eventual.js';
+import type { TimeoutQueue } from './timeout-queue.js';
 import type { HandlerContext, WebhookEvent, WebhookHandler } from './types.js';
 
-/** How the handlers of one delivery ended. */
-export type HandlerOutcome = { readonly failed: false } | { readonly failed: true; readonly cause: unknown };
+/**
+ * How the handlers of one delivery (or the work that stands in for them, an inbox write) ended:
+ * succeeded, failed with the error to answer, or still running past their budget, in which case the
+ * answer goes out now and `rest` settles when they do.
+ */
+export type HandlerOutcome =
+  | { readonly kind: 'succeeded' }
+  | { readonly kind: 'failed'; readonly error: WebhookError }
+  | { readonly kind: 'timed_out'; readonly error: WebhookError; readonly rest: Promise<HandlerOutcome> };
 
-export const SUCCEEDED: HandlerOutcome = Object.freeze({ failed: false });
+/** Shared: success carries nothing, so it costs no object per delivery. */
+export const SUCCEEDED: HandlerOutcome = Object.freeze({ kind: 'succeeded' });
 
-export const toSucceeded = (): HandlerOutcome => SUCCEEDED;
-export const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cause });
+const toSucceeded = (): HandlerOutcome => SUCCEEDED;
+const toFailed = (cause: unknown): HandlerOutcome => ({
+  kind: 'failed',
+  error: new HandlerFailedError(cause),
+});
 
 /**
  * The handler context. Its AbortController is built only when a handler reads `signal`, which most
@@ -17,12 +31,16 @@ export const toFailed = (cause: unknown): HandlerOutcome => ({ failed: true, cau
  */
 export class DeliveryContext implements HandlerContext {
   readonly secretIndex: number;
+  readonly attempt: number;
+  readonly receivedAt: number;
   #controller: AbortController | undefined;
   #aborted = false;
   #reason: unknown;
 
-  constructor(secretIndex: number) {
+  constructor(secretIndex: number, attempt: number, receivedAt: number) {
     this.secretIndex = secretIndex;
+    this.attempt = attempt;
+    this.receivedAt = receivedAt;
   }
 
   get signal(): AbortSignal {
@@ -56,7 +74,7 @@ export function runInOrder(
     try {
       result = handlers[index]!(event, context);
     } catch (cause) {
-      return { failed: true, cause };
+      return toFailed(cause);
     }
     if (isThenable(result)) {
       // The last (usually the only) handler's own promise will do: no async function around it.
@@ -79,11 +97,40 @@ async function finishInOrder(
   for (let index = next; index < handlers.length; index++) await handlers[index]!(event, context);
 }
 
-/** Whether a value is a promise or another thenable, which observers and handlers may return. */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
+/**
+ * Run the handlers within `timeoutMs`: the outcome now when they all returned synchronously (a
+ * synchronous handler cannot be timed out anyway), else a promise of it. At the timeout the context's
+ * signal is aborted with a `HandlerTimeoutError` and the outcome is `timed_out`, with the rest of the
+ * run still to settle.
+ */
+export function runHandlersWithin(
+  handlers: readonly WebhookHandler<WebhookEvent>[],
+  event: WebhookEvent,
+  context: DeliveryContext,
+  timeoutMs: number,
+  timeouts: TimeoutQueue,
+): HandlerOutcome | Promise<HandlerOutcome> {
+  const started = performance.now();
+  const running = runInOrder(handlers, event, context);
+  if (!(running instanceof Promise)) return running;
+  return new Promise<HandlerOutcome>((resolve) => {
+    // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
+    const timeout = timeouts.add(
+      () => {
+        const error = new HandlerTimeoutError(timeoutMs);
+        context.abort(error);
+        resolve({ kind: 'timed_out', error, rest: running.then(toSucceeded, toFailed) });
+      },
+      started,
+      timeoutMs,
+    );
+    running.then(
+      () => {
+        if (timeouts.cancel(timeout)) resolve(SUCCEEDED);
+      },
+      (cause: unknown) => {
+        if (timeouts.cancel(timeout)) resolve(toFailed(cause));
+      },
+    );
+  });
 }

@@ -1,19 +1,72 @@
 import { withDeadline } from './deadline.js';
-import { syncCalls } from './memory-store.js';
+import { type Eventual, settled } from './eventual.js';
+import { type SynchronousCalls, synchronousCallsOf } from './synchronous-store.js';
 import type { TimeoutQueue } from './timeout-queue.js';
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from './types.js';
-
-/** A value now, or a promise of it when the step had to wait. */
-export type Eventual<T> = T | Promise<T>;
 
 /** An event's key in the store: one, or one per secret while a secret is rotated. */
 export type DedupKey = string | readonly string[];
 
+/** Marks the keys of inbox runs, apart from the door's keys of the same scope (see `runKeyFor`). */
+const RUN_MARK = '!';
+
+/** A store's four calls as the receiver makes them: answered now, or a promise under a deadline. */
+type StoreCalls = {
+  [Name in keyof SynchronousCalls]: (
+    ...args: Parameters<SynchronousCalls[Name]>
+  ) => Eventual<ReturnType<SynchronousCalls[Name]>>;
+};
+
+/**
+ * A store's calls under `storeTimeoutMs`: a store that hangs is treated as down, and one that throws
+ * instead of rejecting is treated alike.
+ */
+class DeadlinedCalls implements StoreCalls {
+  readonly #store: IdempotencyStore;
+  readonly #deadlines: TimeoutQueue;
+
+  constructor(store: IdempotencyStore, deadlines: TimeoutQueue) {
+    this.#store = store;
+    this.#deadlines = deadlines;
+  }
+
+  claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    return this.#within(
+      settled(() => this.#store.claim(key, token, leaseMs)),
+      'store.claim',
+    );
+  }
+
+  complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    return this.#within(
+      settled(() => this.#store.complete(key, token, ttlMs)),
+      'store.complete',
+    );
+  }
+
+  release(key: string, token: string): Promise<void> {
+    return this.#within(
+      settled(() => this.#store.release(key, token)),
+      'store.release',
+    );
+  }
+
+  renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    return this.#within(
+      settled(() => this.#store.renew!(key, token, leaseMs)),
+      'store.renew',
+    );
+  }
+
+  #within<T>(pending: Eventual<T>, what: string): Promise<T> {
+    return withDeadline(Promise.resolve(pending), this.#deadlines, what);
+  }
+}
+
 /**
  * A receiver's view of its idempotency store, chosen once at construction: event ids become the keys
- * of the receiver's dedup scope (`prefix + id`), every call runs under `storeTimeoutMs`, and the
- * unmodified MemoryStore is called synchronously (a call that cannot wait cannot hang, so it needs
- * neither a promise nor a deadline timer: two of each saved per delivery).
+ * of the receiver's dedup scope (`prefix + id`), and the calls are the store's own synchronous ones
+ * when it offers them (the MemoryStore), else its promises under `storeTimeoutMs`.
  *
  * While a secret is rotated the scope has one key per secret. They are claimed one after another in a
  * fixed order, so of two concurrent copies the one that loses the first key stops there; an event
@@ -21,18 +74,17 @@ export type DedupKey = string | readonly string[];
  * cannot make a retry look new.
  */
 export class ScopedStore {
-  readonly #store: IdempotencyStore;
-  readonly #deadlines: TimeoutQueue;
-  readonly #memory: ReturnType<typeof syncCalls>;
+  readonly #calls: StoreCalls;
+  /** The promise-returning calls, for the rotation's sequence of claims (rare: no fast path needed). */
+  readonly #deadlined: DeadlinedCalls;
   #prefixes: readonly string[] | undefined;
   readonly #resolving: Promise<readonly string[]> | undefined;
   /** Whether the store can renew a lease; without it a handler that outlives the lease may run twice. */
   readonly renews: boolean;
 
   constructor(store: IdempotencyStore, prefixes: Eventual<readonly string[]>, deadlines: TimeoutQueue) {
-    this.#store = store;
-    this.#deadlines = deadlines;
-    this.#memory = syncCalls(store);
+    this.#deadlined = new DeadlinedCalls(store, deadlines);
+    this.#calls = synchronousCallsOf(store) ?? this.#deadlined;
     this.renews = typeof store.renew === 'function';
     if (prefixes instanceof Promise) {
       // Web Crypto derives the scope asynchronously; deliveries wait for it once.
@@ -45,7 +97,7 @@ export class ScopedStore {
     }
   }
 
-  /** The scope's key prefixes, once known (see {@link dedupPrefixes}). */
+  /** The scope's key prefixes, once known (see `dedupPrefixes`). */
   get prefixes(): Promise<readonly string[]> {
     return this.#resolving ?? Promise.resolve(this.#prefixes!);
   }
@@ -63,42 +115,44 @@ export class ScopedStore {
   }
 
   /**
+   * The key of an inbox run of an event, apart from the door's key: the door remembers that an event
+   * was queued, a run that its handlers completed. A replay is a run of its own, keyed by its id. Scope
+   * prefixes never begin with the mark (a namespace cannot hold it; derived prefixes begin with `#`),
+   * so no door key can equal a run key, but for unscoped receivers (`namespace: ''`) whose event ids
+   * begin with `!`.
+   */
+  runKeyFor(eventId: string, replayId: string | undefined): DedupKey | undefined {
+    const key = this.keyFor(eventId);
+    if (key === undefined) return undefined;
+    const mark = replayId === undefined ? RUN_MARK : `${RUN_MARK}${replayId}${RUN_MARK}`;
+    return typeof key === 'string' ? mark + key : key.map((one) => mark + one);
+  }
+
+  /**
    * Claim the key (every key of a rotating scope). `rememberMs` is how long a completion found under
    * one key is copied to the others. May throw synchronously (a full MemoryStore).
    */
   claim(key: DedupKey, token: string, leaseMs: number, rememberMs: number): Eventual<ClaimResult> {
-    if (typeof key !== 'string') return this.#claimEach(key, token, leaseMs, rememberMs);
-    const memory = this.#memory;
-    if (memory) return memory.claim(key, token, leaseMs);
-    return this.#call((store) => store.claim(key, token, leaseMs), 'store.claim');
+    return typeof key === 'string'
+      ? this.#calls.claim(key, token, leaseMs)
+      : this.#claimEach(key, token, leaseMs, rememberMs);
   }
 
   complete(key: DedupKey, token: string, ttlMs: number): Eventual<CompleteResult> {
-    if (typeof key === 'string') {
-      const memory = this.#memory;
-      if (memory) return memory.complete(key, token, ttlMs);
-      return this.#call((store) => store.complete(key, token, ttlMs), 'store.complete');
-    }
-    return Promise.all(
-      key.map((one) => this.#call((store) => store.complete(one, token, ttlMs), 'store.complete')),
-    ).then((results) => (results.every((result) => result === 'completed') ? 'completed' : 'lost'));
+    if (typeof key === 'string') return this.#calls.complete(key, token, ttlMs);
+    return Promise.all(key.map((one) => this.#deadlined.complete(one, token, ttlMs))).then((results) =>
+      results.every((result) => result === 'completed') ? 'completed' : 'lost',
+    );
   }
 
   release(key: DedupKey, token: string): Eventual<void> {
-    if (typeof key === 'string') {
-      const memory = this.#memory;
-      if (memory) return memory.release(key, token);
-      return this.#call((store) => store.release(key, token), 'store.release');
-    }
-    return this.#releaseAll(key, token);
+    return typeof key === 'string' ? this.#calls.release(key, token) : this.#releaseAll(key, token);
   }
 
   /** Extend the claim; answers `'lost'` when another attempt holds the event (or one of its keys). */
   renew(key: DedupKey, token: string, leaseMs: number): Promise<RenewResult> {
     return Promise.all(
-      (typeof key === 'string' ? [key] : key).map((one) =>
-        this.#call((store) => store.renew!(one, token, leaseMs), 'store.renew'),
-      ),
+      (typeof key === 'string' ? [key] : key).map((one) => this.#deadlined.renew(one, token, leaseMs)),
     ).then((results) => (results.every((result) => result === 'renewed') ? 'renewed' : 'lost'));
   }
 
@@ -111,7 +165,7 @@ export class ScopedStore {
     const held: string[] = [];
     try {
       for (const key of keys) {
-        const state = await this.#call((store) => store.claim(key, token, leaseMs), 'store.claim');
+        const state = await this.#deadlined.claim(key, token, leaseMs);
         if (state === 'claimed') {
           held.push(key);
           continue;
@@ -121,8 +175,8 @@ export class ScopedStore {
         await Promise.all(
           held.map((heldKey) =>
             state === 'completed'
-              ? this.#call((store) => store.complete(heldKey, token, rememberMs), 'store.complete')
-              : this.#call((store) => store.release(heldKey, token), 'store.release'),
+              ? this.#deadlined.complete(heldKey, token, rememberMs)
+              : this.#deadlined.release(heldKey, token),
           ),
         ).catch(() => {});
         return state;
@@ -135,17 +189,6 @@ export class ScopedStore {
   }
 
   async #releaseAll(keys: readonly string[], token: string): Promise<void> {
-    await Promise.all(keys.map((key) => this.#call((store) => store.release(key, token), 'store.release')));
-  }
-
-  /** A store call within the deadline; a store that throws instead of rejecting is treated alike. */
-  #call<T>(call: (store: IdempotencyStore) => Promise<T>, what: string): Promise<T> {
-    let pending: Promise<T>;
-    try {
-      pending = call(this.#store);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return withDeadline(pending, this.#deadlines, what);
+    await Promise.all(keys.map((key) => this.#deadlined.release(key, token)));
   }
 }

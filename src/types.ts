@@ -173,6 +173,13 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** Index, in the configured `secret` list, of the secret that signed this delivery. */
   readonly secretIndex: number;
+  /**
+   * The receiver's attempt at this event, from 1: in an inbox worker, the queue's count; in the
+   * request always 1, since the sender does not say which of its attempts a delivery is.
+   */
+  readonly attempt: number;
+  /** When the receiver got the delivery (Unix milliseconds); in an inbox worker, when the door did. */
+  readonly receivedAt: number;
 }
 
 /**
@@ -220,7 +227,8 @@ export type RenewResult = 'renewed' | 'lost';
  * `storeConformanceSuite` from `service-webhooks/testing` against yours.
  *
  * Every call takes a `key`: the receiver's dedup scope and the event id (see the `namespace` option),
- * at most 320 characters of any text. Store it as an opaque string.
+ * at most 400 characters of any text (an inbox run's key marks a scope and a replay id on top of
+ * the event's). Store it as an opaque string.
  *
  * A record is absent, in progress (held by one claim `token` until its lease ends) or completed (until
  * its TTL ends). A lease that ended leaves the record as good as absent for every other attempt, but
@@ -274,10 +282,11 @@ export interface WebhookLogger {
 }
 
 /**
- * What happened to one delivery: handled (2xx after running handlers or finding none), duplicate
+ * What happened to one delivery: handled (2xx after running handlers or finding none), queued (2xx
+ * once the inbox held it; a worker's run is logged as handled or failed), duplicate
  * (already handled), rejected (4xx, the sender's fault) or failed (5xx, ours; the sender retries).
  */
-export type DeliveryOutcome = 'handled' | 'duplicate' | 'rejected' | 'failed';
+export type DeliveryOutcome = 'handled' | 'queued' | 'duplicate' | 'rejected' | 'failed';
 
 /**
  * The record the logger receives. It never holds a secret or a body.
@@ -397,6 +406,12 @@ export interface WebhooksOptions {
    * @default 64 × maxBodyBytes (64 MiB)
    */
   maxBodyBytesInFlight?: number;
+  /**
+   * Acknowledge fast, process later: verified, deduplicated events are written to this queue and
+   * answered 200 once it holds them durably (503 `inbox_unavailable` when it cannot take them), and
+   * handlers run in workers through `process` instead of in the request. See `service-webhooks/bullmq`.
+   */
+  inbox?: import('./inbox.js').InboxQueue;
 }
 
 /**

@@ -93,7 +93,7 @@ function renewOf(store: IdempotencyStore, key: string, token: string, leaseMs: n
 const LONG = 60_000;
 
 /** The longest key the core builds: the receiver's dedup scope and the event id. */
-const MAX_KEY_LENGTH = 320;
+const MAX_KEY_LENGTH = 400;
 
 /** Keys that stores are known to mangle: separators, hash-tag braces, unicode, the longest allowed. */
 const ODD_IDS = [

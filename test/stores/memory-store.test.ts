@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { ConfigurationError, MemoryStore, StoreUnavailableError } from 'service-webhooks';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
-import { SYNC_CALLS, syncCalls } from '../../src/memory-store.js';
+import { SYNCHRONOUS_CALLS, synchronousCallsOf } from '../../src/synchronous-store.js';
 
 storeConformanceSuite({ name: 'MemoryStore', createStore: () => new MemoryStore(), describe, test });
 
@@ -134,8 +134,8 @@ describe('MemoryStore', () => {
     const clocks = [fakeClock(), fakeClock()] as const;
     const viaPromises = new MemoryStore({ maxInProgress: 3, maxEvents: 4, now: clocks[0].now });
     const direct = new MemoryStore({ maxInProgress: 3, maxEvents: 4, now: clocks[1].now });
-    expect(syncCalls(direct)).toBe(direct[SYNC_CALLS]);
-    const sync = direct[SYNC_CALLS];
+    expect(synchronousCallsOf(direct)).toBe(direct[SYNCHRONOUS_CALLS]()!);
+    const sync = direct[SYNCHRONOUS_CALLS]()!;
     // mulberry32: small, seeded, and uniform in its high bits.
     let seed = 42;
     const next = (n: number) => {
@@ -179,17 +179,17 @@ describe('MemoryStore', () => {
   });
 
   test('only a MemoryStore whose four methods nobody replaced is called synchronously', () => {
-    expect(syncCalls(new MemoryStore())).toBeDefined();
+    expect(synchronousCallsOf(new MemoryStore())).toBeDefined();
     const spied = new MemoryStore();
     spied.renew = async () => 'lost';
-    expect(syncCalls(spied)).toBeUndefined();
+    expect(synchronousCallsOf(spied)).toBeUndefined();
     class Renewing extends MemoryStore {
       override async renew(key: string, token: string, leaseMs: number) {
         return super.renew(key, token, leaseMs);
       }
     }
-    expect(syncCalls(new Renewing())).toBeUndefined();
-    expect(syncCalls({ ...new MemoryStore() } as never)).toBeUndefined();
+    expect(synchronousCallsOf(new Renewing())).toBeUndefined();
+    expect(synchronousCallsOf({ ...new MemoryStore() } as never)).toBeUndefined();
   });
 
   test('when full, the oldest handled ids are forgotten first, and lookups do not refresh them', async () => {
@@ -240,7 +240,7 @@ describe('MemoryStore', () => {
     const clock = fakeClock();
     const maxEvents = 20_000;
     const store = new MemoryStore({ maxEvents, now: clock.now });
-    const sync = store[SYNC_CALLS];
+    const sync = store[SYNCHRONOUS_CALLS]()!;
     const id = (n: number) => `evt_${String(n).padStart(8, '0')}`;
     const handle = (n: number) => {
       expect(sync.claim(id(n), 't', 60_000)).toBe('claimed');

@@ -1,0 +1,161 @@
+/**
+ * Section 1c: what one delivery through the core costs a server, measured the way a server pays it.
+ *
+ * Section 1 times a tight loop over one reused pool by wall clock; that flatters whatever keeps hot
+ * caches and leaves its garbage for later. Here every segment gets fresh fixtures (new ids, new bodies,
+ * a new receiver), so nothing the previous segment left warm is reused; the cost is the process's CPU
+ * time (`process.cpuUsage`: every thread of the process, so the GC's helper threads count); and the
+ * loop yields to the event loop every {@link TURN_EVERY} deliveries, as a server does between network
+ * reads, so promises, timers and the garbage they leave are paid inside the segment that made them.
+ * Variants run in A-B-B-A order within a round; each figure is the median over rounds of the ratio
+ * (or the difference) taken within one round.
+ *
+ * Run alone: `npx tsx --tsconfig bench/tsconfig.json bench/server-cost.ts` after `npm run build`.
+ * `BENCH_CORE_BEFORE=/path/to/bundle.mjs` adds a third variant, an earlier build of the core, for an
+ * A/B of a change in one run.
+ */
+import { setImmediate as turn } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { floorPipeline, type Headers } from './floor.js';
+import { eventId, median, QUICK, runNonce, SECRET, sign } from './shared.js';
+
+/** A server reads more requests from the network about this often. */
+const TURN_EVERY = 256;
+const DELIVERIES_PER_SEGMENT = QUICK ? 2_000 : 20_000;
+const ROUNDS = QUICK ? 2 : 9;
+
+type Library = typeof import('service-webhooks');
+
+/** The two shapes measured: a realistic `user.created` (~300 B) and 2 KiB that is mostly one string. */
+export const SERVER_COST_SHAPES = ['user.created, ~300 B', '2 KiB, mostly one string'] as const;
+type Shape = (typeof SERVER_COST_SHAPES)[number];
+
+interface Fixture {
+  readonly body: Buffer;
+  readonly headers: Headers;
+}
+
+function eventText(shape: Shape, id: string, n: number): string {
+  const created = Math.floor(Date.now() / 1000);
+  const user = `usr_${String(n).padStart(12, '0')}`;
+  const bio =
+    shape === SERVER_COST_SHAPES[0]
+      ? ''
+      : `,"bio":"${'Ada wrote the first published program for the Analytical Engine. '.repeat(27).slice(0, 1_650)}"`;
+  return `{"id":"${id}","type":"user.created","created":${created},"livemode":true,"pending_webhooks":1,"request":{"id":"req_${String(n).padStart(14, '0')}"},"data":{"object":"user","id":"${user}","name":"Ada Lovelace","email":"ada.lovelace+${n}@example.com"${bio}}}`;
+}
+
+/** Fresh deliveries for one segment: ids never seen before, bodies built anew. */
+function fixtures(shape: Shape, count: number): Fixture[] {
+  const nonce = runNonce();
+  const list: Fixture[] = [];
+  for (let n = 0; n < count; n++) {
+    const body = Buffer.from(eventText(shape, eventId(nonce, n), n), 'utf8');
+    list.push({
+      body,
+      headers: {
+        host: '127.0.0.1:3000',
+        'content-type': 'application/json',
+        'content-length': String(body.byteLength),
+        'x-service-signature': sign(body),
+      },
+    });
+  }
+  return list;
+}
+
+/** A receiver under test: built fresh per segment, answers one delivery with its status. */
+type Variant = () => (fixture: Fixture) => number | Promise<number>;
+
+function libraryVariant(library: Library): Variant {
+  return () => {
+    const webhooks = library.createWebhooks({ secret: SECRET, store: new library.MemoryStore() });
+    webhooks.on('user.created', async () => {});
+    return async (fixture) =>
+      (await webhooks.handle({ body: fixture.body, headers: fixture.headers })).status;
+  };
+}
+
+function floorVariant(): Variant {
+  return () => {
+    const pipeline = floorPipeline(new Map([['user.created', async () => {}]]));
+    return (fixture) => pipeline(fixture.body, fixture.headers);
+  };
+}
+
+/** CPU microseconds per delivery of one segment, the receiver and its fixtures made fresh for it. */
+async function segment(variant: Variant, shape: Shape): Promise<number> {
+  const list = fixtures(shape, DELIVERIES_PER_SEGMENT);
+  const run = variant();
+  // The previous segment's garbage is collected before the clock starts, not billed to this one.
+  globalThis.gc?.();
+  await turn();
+  const before = process.cpuUsage();
+  for (let i = 0; i < list.length; i++) {
+    const status = await run(list[i]!);
+    if (status !== 200) throw new Error(`A delivery was answered ${status}.`);
+    if (i % TURN_EVERY === TURN_EVERY - 1) await turn();
+  }
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / list.length;
+}
+
+export interface ServerCostRow {
+  readonly shape: Shape;
+  /** Median over rounds of core / floor CPU per delivery. */
+  readonly ratio: number;
+  /** Median over rounds of core − floor, CPU µs per delivery. */
+  readonly overFloorMicros: number;
+  readonly floorMicros: number;
+  readonly coreMicros: number;
+  /** With BENCH_CORE_BEFORE: median of current / before, CPU per delivery. */
+  readonly againstBefore: number | undefined;
+  readonly rounds: number;
+}
+
+export async function runServerCost(log: (line: string) => void): Promise<ServerCostRow[]> {
+  const library = (await import('service-webhooks')) as Library;
+  const beforePath = process.env.BENCH_CORE_BEFORE;
+  const before = beforePath ? ((await import(pathToFileURL(beforePath).href)) as Library) : undefined;
+  const variants: [string, Variant][] = [
+    ['floor', floorVariant()],
+    ['core', libraryVariant(library)],
+  ];
+  if (before) variants.push(['before', libraryVariant(before)]);
+  if (!globalThis.gc) log('  (no --expose-gc: garbage from one segment may be billed to the next)');
+  const rows: ServerCostRow[] = [];
+  for (const shape of SERVER_COST_SHAPES) {
+    // One warm-up segment each, so no variant pays the JIT's first compilation in a measured round.
+    for (const [, variant] of variants) await segment(variant, shape);
+    const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // A-B-B-A (and A-B-C-C-B-A): each variant as often early as late in the round.
+      const order = [...variants, ...[...variants].reverse()];
+      const sums = new Map<string, number>();
+      for (const [name, variant] of order)
+        sums.set(name, (sums.get(name) ?? 0) + (await segment(variant, shape)));
+      for (const [name, sum] of sums) samples.get(name)!.push(sum / 2);
+    }
+    const floor = samples.get('floor')!;
+    const core = samples.get('core')!;
+    const previous = samples.get('before');
+    const row: ServerCostRow = {
+      shape,
+      ratio: median(core.map((value, i) => value / floor[i]!)),
+      overFloorMicros: median(core.map((value, i) => value - floor[i]!)),
+      floorMicros: median(floor),
+      coreMicros: median(core),
+      againstBefore: previous ? median(core.map((value, i) => value / previous[i]!)) : undefined,
+      rounds: ROUNDS,
+    };
+    rows.push(row);
+    log(
+      `  ${shape}: core / floor ${row.ratio.toFixed(2)}× (${row.coreMicros.toFixed(2)} vs ${row.floorMicros.toFixed(2)} CPU µs, +${row.overFloorMicros.toFixed(2)} µs)${row.againstBefore === undefined ? '' : `; current / before ${row.againstBefore.toFixed(3)}×`}`,
+    );
+  }
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await runServerCost((line) => console.log(line));
+}

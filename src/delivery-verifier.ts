@@ -1,0 +1,178 @@
+import { dedupPrefixes, noteSharedScope } from './dedup-scope.js';
+import { parseEnvelope } from './envelope.js';
+import {
+  EventTooOldError,
+  InvalidRequestError,
+  InvalidSignatureError,
+  MissingSignatureError,
+  PayloadTooLargeError,
+  SecretUnavailableError,
+  type WebhookError,
+} from './errors.js';
+import { type Eventual, isThenable } from './eventual.js';
+import type { Observers } from './observers.js';
+import type { ResolvedOptions } from './options.js';
+import { exceedsBytes, toText } from './raw-body.js';
+import { ScopedStore } from './scoped-store.js';
+import { secretList } from './secrets.js';
+import { createVerifier, type SignatureCheck, type Verifier } from './signature.js';
+import type { TimeoutQueue } from './timeout-queue.js';
+import type { RawBody, SecretOption, WebhookEvent } from './types.js';
+
+/** Events dated further ahead than this are refused as forged or mis-clocked. */
+const MAX_FUTURE_SKEW_SECONDS = 300;
+/** Kept beyond the acceptance window: `created` is whole seconds and store clocks round. */
+const CLOCK_MARGIN_MS = 1_000;
+
+/** What steps 1 to 4 found: an event to claim, or the refusal to answer. */
+export type Verified =
+  | {
+      readonly ok: true;
+      readonly event: WebhookEvent;
+      readonly secretIndex: number;
+      /** How long the id must be remembered once handled: until the event can no longer be accepted. */
+      readonly rememberMs: number;
+    }
+  | { readonly ok: false; readonly error: WebhookError };
+
+type SecretSource = () => SecretOption | Promise<SecretOption>;
+
+/**
+ * Steps 1 to 4 of a delivery (size, signature, envelope, age), and what hangs on the secrets: the
+ * verifier with its prepared keys, and the store seen through the dedup scope derived from them. Both
+ * are made at construction, or on first use when `secret` is a function.
+ */
+export class DeliveryVerifier {
+  readonly #options: ResolvedOptions;
+  readonly #storeTimeouts: TimeoutQueue;
+  readonly #observers: Observers;
+  readonly #dedupTtlMs: number;
+  #verify: Verifier | undefined;
+  #store: ScopedStore | undefined;
+  /** The `secret` function's pending call, shared by the deliveries that wait for it. */
+  #loading: Promise<SecretUnavailableError | undefined> | undefined;
+
+  constructor(options: ResolvedOptions, storeTimeouts: TimeoutQueue, observers: Observers) {
+    this.#options = options;
+    this.#storeTimeouts = storeTimeouts;
+    this.#observers = observers;
+    this.#dedupTtlMs = options.dedupTtlSeconds * 1000;
+    if (typeof options.secret !== 'function') this.#apply(options.secret);
+  }
+
+  /**
+   * The store in this receiver's scope. Known once a delivery was verified (or at once with literal
+   * secrets); before that, {@link ready} makes it.
+   */
+  get store(): ScopedStore {
+    return this.#store!;
+  }
+
+  /** Make the verifier and the scoped store if the `secret` function was not called yet. */
+  ready(): Eventual<SecretUnavailableError | undefined> {
+    return this.#verify ? undefined : this.#load();
+  }
+
+  verify(body: RawBody, header: string | undefined): Eventual<Verified> {
+    if (exceedsBytes(body, this.#options.maxBodyBytes))
+      return { ok: false, error: new PayloadTooLargeError() };
+    const verify = this.#verify;
+    if (verify === undefined) {
+      const loaded = this.#load();
+      if (loaded instanceof Promise) {
+        return loaded.then((error) => (error ? { ok: false, error } : this.verify(body, header)));
+      }
+      return loaded ? { ok: false, error: loaded } : this.verify(body, header);
+    }
+    const check = verify(body, header);
+    return check instanceof Promise
+      ? check.then((result) => this.#parse(body, result))
+      : this.#parse(body, check);
+  }
+
+  #parse(body: RawBody, check: SignatureCheck): Verified {
+    if (!check.ok) {
+      return {
+        ok: false,
+        error: check.code === 'missing_signature' ? new MissingSignatureError() : new InvalidSignatureError(),
+      };
+    }
+    const text = toText(body);
+    if (text === undefined) {
+      return { ok: false, error: new InvalidRequestError('The body is not valid UTF-8.') };
+    }
+    let event: WebhookEvent;
+    try {
+      event = parseEnvelope(text);
+    } catch (error) {
+      return { ok: false, error: error as InvalidRequestError };
+    }
+    const { maxEventAgeSeconds } = this.#options;
+    const ageSeconds = Date.now() / 1000 - event.created;
+    if (ageSeconds > maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
+      return { ok: false, error: new EventTooOldError() };
+    }
+    // An event dated ahead of this clock stays acceptable for longer than maxEventAgeSeconds from now:
+    // its id is remembered until then, so a captured copy cannot run again in between.
+    const acceptableForMs = Math.ceil((maxEventAgeSeconds - ageSeconds) * 1000) + CLOCK_MARGIN_MS;
+    return {
+      ok: true,
+      event,
+      secretIndex: check.secretIndex,
+      rememberMs: Math.max(acceptableForMs, this.#dedupTtlMs),
+    };
+  }
+
+  #apply(secrets: readonly string[]): void {
+    const { namespace, store } = this.#options;
+    const prefixes = dedupPrefixes(namespace, secrets);
+    this.#store = new ScopedStore(store, prefixes, this.#storeTimeouts);
+    if (prefixes instanceof Promise) {
+      prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
+    } else noteSharedScope(store, namespace, prefixes);
+    this.#verify = createVerifier(secrets);
+  }
+
+  /**
+   * Call the `secret` function: synchronously when it answers synchronously (so a sync function keeps
+   * the synchronous path), else once for all deliveries waiting. A failure is not kept: the next
+   * delivery calls it again, so a secrets manager that was down is asked once it is back.
+   */
+  #load(): Eventual<SecretUnavailableError | undefined> {
+    if (this.#loading) return this.#loading;
+    const source = this.#options.secret as SecretSource;
+    let result: SecretOption | Promise<SecretOption>;
+    try {
+      result = source();
+    } catch (cause) {
+      return this.#failed(cause);
+    }
+    if (!isThenable(result)) return this.#accept(result);
+    const loading = Promise.resolve(result).then(
+      (value) => this.#accept(value),
+      (cause: unknown) => this.#failed(cause),
+    );
+    this.#loading = loading;
+    void loading.then(() => {
+      this.#loading = undefined;
+    });
+    return loading;
+  }
+
+  #accept(value: unknown): SecretUnavailableError | undefined {
+    let secrets: readonly string[];
+    try {
+      secrets = secretList(value);
+    } catch (cause) {
+      return this.#failed(cause);
+    }
+    this.#apply(secrets);
+    return undefined;
+  }
+
+  #failed(cause: unknown): SecretUnavailableError {
+    const error = new SecretUnavailableError({ cause });
+    this.#observers.report(error, undefined);
+    return error;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * A value now, or a promise of it when the step had to wait. The receiver's steps answer synchronously
+ * when they can (node:crypto, the memory store, a synchronous handler) and return a promise only when
+ * they must wait, so a delivery costs one promise, not one per step. {@link chain} is the one idiom
+ * that joins such steps.
+ */
+export type Eventual<T> = T | Promise<T>;
+
+/**
+ * `next(value)` now when `value` is here, else once it fulfils; `failed(cause)` when it rejects.
+ * Like `Promise.prototype.then`, `failed` does not see what `next` throws.
+ */
+export function chain<T, R>(
+  value: Eventual<T>,
+  next: (value: T) => Eventual<R>,
+  failed?: (cause: unknown) => Eventual<R>,
+): Eventual<R> {
+  return value instanceof Promise ? value.then(next, failed) : next(value);
+}
+
+/** Call `call`, turning a synchronous throw into a rejection, as stores and engines may do either. */
+export function settled<T>(call: () => Eventual<T>): Eventual<T> {
+  try {
+    return call();
+  } catch (cause) {
+    return Promise.reject(cause);
+  }
+}
+
+/** Whether a value is a promise or another thenable, which observers and handlers may return. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

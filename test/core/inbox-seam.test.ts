@@ -1,0 +1,193 @@
+/**
+ * The core side of the inbox (issue 23), engine-agnostic: the door verifies, deduplicates and hands
+ * the event to any `InboxQueue`, answering 200 only once it holds the event; `process` runs the
+ * handlers exactly once per event id in workers. The queue here is a plain array behind the seam's
+ * interface, the simplest real engine; BullMQ's is tested in test/inbox against real Redis.
+ */
+import {
+  createWebhooks,
+  EventInProgressError,
+  HandlerFailedError,
+  type InboxEntry,
+  type InboxQueue,
+  MemoryStore,
+  type WebhookError,
+} from 'service-webhooks';
+import { createTestEvent, deliver } from 'service-webhooks/testing';
+import { describe, expect, test } from 'vitest';
+
+const secret = 'whsec_inbox_seam';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class ArrayInbox implements InboxQueue {
+  readonly entries: { entry: InboxEntry; key: string }[] = [];
+  fail: Error | undefined;
+  hang = false;
+  async enqueue(entry: InboxEntry, key: string): Promise<void> {
+    if (this.hang) return new Promise(() => {});
+    if (this.fail) throw this.fail;
+    // Kept as JSON, as a durable queue would: the worker sees what survives serialisation.
+    this.entries.push({ entry: JSON.parse(JSON.stringify(entry)), key });
+  }
+}
+
+describe('the door', () => {
+  test('answers 200 once the inbox holds the event, runs no handler, and answers a duplicate as one', async () => {
+    const inbox = new ArrayInbox();
+    const store = new MemoryStore();
+    let ran = 0;
+    const door = createWebhooks({ secret, store, inbox }).on('user.created', () => {
+      ran++;
+    });
+    const event = createTestEvent('user.created');
+    const first = await deliver(door, event, { secret });
+    expect(first.status).toBe(200);
+    expect(ran).toBe(0);
+    expect(inbox.entries).toHaveLength(1);
+    expect(inbox.entries[0]!.entry.event.id).toBe(event.id);
+    expect(inbox.entries[0]!.key.endsWith(event.id)).toBe(true);
+    expect(Math.abs(inbox.entries[0]!.entry.receivedAt - Date.now())).toBeLessThan(5_000);
+    const again = await deliver(door, event, { secret });
+    expect(again.status).toBe(200);
+    expect(again.headers['x-webhook-duplicate']).toBe('true');
+    expect(inbox.entries).toHaveLength(1);
+  });
+
+  test('events are queued whether or not the door has handlers for them', async () => {
+    const inbox = new ArrayInbox();
+    const door = createWebhooks({ secret, inbox });
+    expect((await deliver(door, createTestEvent('payment.refunded'), { secret })).status).toBe(200);
+    expect(inbox.entries).toHaveLength(1);
+  });
+
+  test('an inbox that fails or hangs gets 503 inbox_unavailable, and the next copy is queued', async () => {
+    const inbox = new ArrayInbox();
+    const errors: WebhookError[] = [];
+    const door = createWebhooks({ secret, inbox, storeTimeoutMs: 50 }).onError((error) => {
+      errors.push(error);
+    });
+    const event = createTestEvent('user.created');
+    inbox.fail = new Error('READONLY You can not write against a read only replica.');
+    const refused = await deliver(door, event, { secret });
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body).error.code).toBe('inbox_unavailable');
+    expect(refused.headers['retry-after']).toBe('60');
+    inbox.fail = undefined;
+    inbox.hang = true;
+    const started = performance.now();
+    const hung = await deliver(door, event, { secret });
+    expect(hung.status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    inbox.hang = false;
+    expect((await deliver(door, event, { secret })).status).toBe(200);
+    expect(inbox.entries).toHaveLength(1);
+    expect(errors.map((error) => error.code)).toEqual(['inbox_unavailable', 'inbox_unavailable']);
+  });
+});
+
+describe('process, in a worker', () => {
+  test('runs the handlers once per event id with the attempt and the time received; a rerun is a duplicate', async () => {
+    const inbox = new ArrayInbox();
+    const store = new MemoryStore();
+    const door = createWebhooks({ secret, store, inbox });
+    const seen: { attempt: number; receivedAt: number }[] = [];
+    const worker = createWebhooks({ secret, store }).on('user.created', (_event, ctx) => {
+      seen.push({ attempt: ctx.attempt, receivedAt: ctx.receivedAt });
+    });
+    await deliver(door, createTestEvent('user.created'), { secret });
+    const { entry } = inbox.entries[0]!;
+    await expect(worker.process(entry, { attempt: 2 })).resolves.toBe('handled');
+    await expect(worker.process(entry, { attempt: 3 })).resolves.toBe('duplicate');
+    expect(seen).toEqual([{ attempt: 2, receivedAt: entry.receivedAt }]);
+  });
+
+  test('a failure rejects with HandlerFailedError and releases the claim: the retry runs', async () => {
+    const inbox = new ArrayInbox();
+    const store = new MemoryStore();
+    const door = createWebhooks({ secret, store, inbox });
+    let calls = 0;
+    const errors: WebhookError[] = [];
+    const worker = createWebhooks({ secret, store })
+      .on('user.created', () => {
+        calls++;
+        if (calls === 1) throw new Error('downstream is down');
+      })
+      .onError((error) => {
+        errors.push(error);
+      });
+    await deliver(door, createTestEvent('user.created'), { secret });
+    const { entry } = inbox.entries[0]!;
+    await expect(worker.process(entry, { attempt: 1 })).rejects.toBeInstanceOf(HandlerFailedError);
+    await expect(worker.process(entry, { attempt: 2 })).resolves.toBe('handled');
+    expect(calls).toBe(2);
+    expect(errors.map((error) => error.code)).toEqual(['handler_failed']);
+  });
+
+  test('two workers on one event at once: one runs, the other is told the event is in progress', async () => {
+    const store = new MemoryStore();
+    let running = 0;
+    const worker = createWebhooks({ secret, store }).on('user.created', async () => {
+      running++;
+      await sleep(30);
+    });
+    const entry: InboxEntry = {
+      event: createTestEvent('user.created'),
+      receivedAt: Date.now(),
+      secretIndex: 0,
+    };
+    const results = await Promise.allSettled([worker.process(entry), worker.process(entry)]);
+    expect(running).toBe(1);
+    expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const rejected = results.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(EventInProgressError);
+  });
+
+  test('a replay runs the handlers once more, and is itself deduplicated', async () => {
+    const store = new MemoryStore();
+    let calls = 0;
+    const worker = createWebhooks({ secret, store }).on('user.created', () => {
+      calls++;
+    });
+    const entry: InboxEntry = {
+      event: createTestEvent('user.created'),
+      receivedAt: Date.now(),
+      secretIndex: 0,
+    };
+    await worker.process(entry);
+    await expect(worker.process(entry, { replayId: 'r1' })).resolves.toBe('handled');
+    await expect(worker.process(entry, { replayId: 'r1' })).resolves.toBe('duplicate');
+    await expect(worker.process(entry, { replayId: 'r2' })).resolves.toBe('handled');
+    expect(calls).toBe(3);
+  });
+
+  test('the door and the worker keep apart: queuing an event does not make its run a duplicate', async () => {
+    const inbox = new ArrayInbox();
+    const store = new MemoryStore();
+    let calls = 0;
+    const door = createWebhooks({ secret, store, inbox, namespace: '' });
+    const worker = createWebhooks({ secret, store, namespace: '' }).on('user.created', () => {
+      calls++;
+    });
+    await deliver(door, createTestEvent('user.created'), { secret });
+    await expect(worker.process(inbox.entries[0]!.entry)).resolves.toBe('handled');
+    expect(calls).toBe(1);
+  });
+
+  test('the worker signal aborts ctx.signal, and a malformed entry is a TypeError', async () => {
+    const worker = createWebhooks({ secret }).on('user.created', async (_event, { signal }) => {
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      throw signal.reason;
+    });
+    const controller = new AbortController();
+    const entry: InboxEntry = {
+      event: createTestEvent('user.created'),
+      receivedAt: Date.now(),
+      secretIndex: 0,
+    };
+    const run = worker.process(entry, { signal: controller.signal });
+    controller.abort(new Error('shutting down'));
+    await expect(run).rejects.toBeInstanceOf(HandlerFailedError);
+    await expect(worker.process({} as InboxEntry)).rejects.toBeInstanceOf(TypeError);
+    await expect(worker.process(entry, { replayId: '' })).rejects.toBeInstanceOf(TypeError);
+  });
+});
