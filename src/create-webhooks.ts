@@ -9,8 +9,8 @@ import {
   RawBodyUnavailableError,
   WebhookError,
 } from './errors.js';
-import { chain, type Eventual, settled } from './eventual.js';
-import { type Ending, ExactlyOnce, HANDLED, QUEUED, Run } from './guarded-run.js';
+import { type Eventual, settled } from './eventual.js';
+import { type Ending, ExactlyOnce, HANDLED, QUEUED, Run, type Settle } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
 import type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
@@ -22,7 +22,7 @@ import {
   isStatusCode,
   responseFor,
 } from './responses.js';
-import { DeliveryContext, type HandlerOutcome, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
+import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import { TimeoutQueue } from './timeout-queue.js';
 import type {
@@ -206,23 +206,31 @@ class WebhookReceiver implements Webhooks {
   }
 
   async process(entry: InboxEntry, options: ProcessOptions = {}): Promise<ProcessResult> {
-    const { event, secretIndex, receivedAt } = checkEntry(entry);
+    const { secretIndex, receivedAt } = checkEntry(entry);
+    // Typed for users as the union of documented events; the core handles every event alike.
+    const event = entry.event as WebhookEvent;
     const replayId = checkReplayId(options.replayId);
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
     const started = this.#observers.logger ? performance.now() : 0;
-    const run = new Run(event, secretIndex, this.#dedupTtlMs, started, this.#runHandlers, {
-      success: HANDLED,
-      onLate: this.#logLate,
-      inboxRun: true,
-      replayId,
-    });
+    const run = new Run(
+      event,
+      secretIndex,
+      this.#dedupTtlMs,
+      started,
+      this.#runHandlers,
+      this.#ending,
+      HANDLED,
+      {
+        replayId,
+      },
+    );
+    run.handlers = this.#registry.handlersFor(event.type);
     run.timeoutMs = options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
     run.attempt = options.attempt ?? 1;
     run.receivedAt = receivedAt;
     run.signal = options.signal;
     const ending = await this.#exactlyOnce.run(this.#verifier.store, run);
-    this.#answer(run, ending);
     if (ending.code === 'handled' || ending.code === 'duplicate') return ending.code;
     // A claim held elsewhere is not a failure in a worker (a redelivery after a crash meets the dead
     // worker's lease): the engine retries after the lease, so it is not reported.
@@ -252,9 +260,11 @@ class WebhookReceiver implements Webhooks {
       input.handlerTimeoutMs !== undefined && input.handlerTimeoutMs < this.#options.handlerTimeoutMs
         ? Math.max(1, Math.floor(input.handlerTimeoutMs))
         : this.#options.handlerTimeoutMs;
-    return chain(this.#verifier.verify(body, readHeader(input.headers, SIGNATURE_HEADER)), (verified) =>
-      this.#afterVerify(verified, timeoutMs, started),
-    );
+    const verified = this.#verifier.verify(body, readHeader(input.headers, SIGNATURE_HEADER));
+    // The one step whose continuation needs two values: a closure only when verification must wait.
+    return verified instanceof Promise
+      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started))
+      : this.#afterVerify(verified, timeoutMs, started);
   }
 
   #afterVerify(verified: Verified, timeoutMs: number, started: number): Eventual<WebhookResponse> {
@@ -264,60 +274,67 @@ class WebhookReceiver implements Webhooks {
       return this.#answer({ started }, { code: error.code, error });
     }
     this.#watch?.verified();
-    const { event, secretIndex, rememberMs } = verified;
-    let run: Run;
+    const { event, secretIndex, rememberMs, receivedAt } = verified;
     if (this.#options.inbox) {
-      run = new Run(event, secretIndex, rememberMs, started, this.#enqueue, {
-        success: QUEUED,
-        onLate: this.#logLate,
-      });
-    } else {
-      const handlers = this.#registry.handlersFor(event.type);
-      // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
-      if (handlers.length === 0) return this.#answer({ started, event, secretIndex }, HANDLED);
-      run = new Run(event, secretIndex, rememberMs, started, this.#runHandlers, {
-        success: HANDLED,
-        onLate: this.#logLate,
-      });
-      run.timeoutMs = timeoutMs;
+      const run = new Run(event, secretIndex, rememberMs, started, this.#enqueue, this.#respond, QUEUED);
+      run.receivedAt = receivedAt;
+      return this.#exactlyOnce.run(this.#verifier.store, run);
     }
-    return chain(this.#exactlyOnce.run(this.#verifier.store, run), (ending) => this.#answer(run, ending));
+    const handlers = this.#registry.handlersFor(event.type);
+    // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
+    if (handlers.length === 0) return this.#answer({ started, event, secretIndex }, HANDLED);
+    const run = new Run(event, secretIndex, rememberMs, started, this.#runHandlers, this.#respond, HANDLED);
+    run.handlers = handlers;
+    run.timeoutMs = timeoutMs;
+    run.receivedAt = receivedAt;
+    return this.#exactlyOnce.run(this.#verifier.store, run);
   }
 
   /** The work of a run in the request or in a worker: the event's handlers, within the budget. */
-  readonly #runHandlers = (run: Run): Eventual<HandlerOutcome> => {
-    const context = new DeliveryContext(
-      run.secretIndex,
-      run.attempt,
-      run.receivedAt === 0 ? Date.now() : run.receivedAt,
-    );
+  readonly #runHandlers = <A>(run: Run<A>, settle: Settle<A>): Eventual<A> => {
+    const context = new DeliveryContext(run.secretIndex, run.attempt, run.receivedAt);
     const { signal } = run;
     if (signal) {
       if (signal.aborted) context.abort(signal.reason);
       else signal.addEventListener('abort', () => context.abort(signal.reason), { once: true });
     }
-    const handlers = this.#registry.handlersFor(run.event.type);
-    return runHandlersWithin(handlers, run.event, context, run.timeoutMs, this.#handlerTimeouts);
+    return runHandlersWithin(
+      run.handlers,
+      run.event,
+      context,
+      run.timeoutMs,
+      this.#handlerTimeouts,
+      settle,
+      run,
+    );
   };
 
   /** The work at an inbox's door: write the event durably, within the store's deadline. */
-  readonly #enqueue = (run: Run): Eventual<HandlerOutcome> => {
+  readonly #enqueue = <A>(run: Run<A>, settle: Settle<A>): Eventual<A> => {
     const inbox = this.#options.inbox as InboxQueue;
-    const entry: InboxEntry = { event: run.event, receivedAt: Date.now(), secretIndex: run.secretIndex };
+    const entry: InboxEntry = { event: run.event, receivedAt: run.receivedAt, secretIndex: run.secretIndex };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
     return withDeadline(
       Promise.resolve(settled(() => inbox.enqueue(entry, key))),
       this.#storeTimeouts,
       'inbox.enqueue',
     ).then(
-      (): HandlerOutcome => SUCCEEDED,
-      (cause: unknown): HandlerOutcome => ({ kind: 'failed', error: new InboxUnavailableError({ cause }) }),
+      () => settle(run, SUCCEEDED),
+      (cause: unknown) => settle(run, { kind: 'failed', error: new InboxUnavailableError({ cause }) }),
     );
   };
 
-  /** The record of work that settled after its answer went out (503 `handler_timeout`). */
-  readonly #logLate = (run: Run, ending: Ending): void => {
+  /** A delivery's run ends in the answer to the sender; work past its answer only in a log record. */
+  readonly #respond = (run: Run<WebhookResponse>, ending: Ending, late: boolean): WebhookResponse => {
+    if (!late) return this.#answer(run, ending);
     this.#log(run, ending, true);
+    return responseTo(ending);
+  };
+
+  /** A worker's run ends in its ending, logged as a delivery's would be. */
+  readonly #ending = (run: Run<Ending>, ending: Ending, late: boolean): Ending => {
+    this.#log(run, ending, late);
+    return ending;
   };
 
   /**

@@ -32,6 +32,8 @@ export type Verified =
       readonly secretIndex: number;
       /** How long the id must be remembered once handled: until the event can no longer be accepted. */
       readonly rememberMs: number;
+      /** The clock read for the age check (Unix ms): when the delivery was received, to the handlers. */
+      readonly receivedAt: number;
     }
   | { readonly ok: false; readonly error: WebhookError };
 
@@ -108,7 +110,8 @@ export class DeliveryVerifier {
       return { ok: false, error: error as InvalidRequestError };
     }
     const { maxEventAgeSeconds } = this.#options;
-    const ageSeconds = Date.now() / 1000 - event.created;
+    const receivedAt = Date.now();
+    const ageSeconds = receivedAt / 1000 - event.created;
     if (ageSeconds > maxEventAgeSeconds || ageSeconds < -MAX_FUTURE_SKEW_SECONDS) {
       return { ok: false, error: new EventTooOldError() };
     }
@@ -120,6 +123,7 @@ export class DeliveryVerifier {
       event,
       secretIndex: check.secretIndex,
       rememberMs: Math.max(acceptableForMs, this.#dedupTtlMs),
+      receivedAt,
     };
   }
 

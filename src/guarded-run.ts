@@ -6,7 +6,9 @@ import type { HandlerOutcome } from './run-handlers.js';
 import type { DedupKey, ScopedStore } from './scoped-store.js';
 import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
 import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
-import type { ClaimResult, CompleteResult, WebhookEvent } from './types.js';
+import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
+
+const NO_HANDLERS: readonly WebhookHandler<WebhookEvent>[] = Object.freeze([]);
 
 /** How a guarded run answers: a success of its own kind, a duplicate, or an error of the status table. */
 export interface Ending {
@@ -21,56 +23,68 @@ export const DUPLICATE: Ending = Object.freeze({ code: 'duplicate' });
 const failedWith = (error: WebhookError): Ending => ({ code: error.code, error });
 
 /**
- * One attempt at an event, past verification: the claim, the work it guards (handlers, or an inbox
- * write), and the completion, as the store, the renewal timer and the log see it.
+ * Hands the work's outcome back to the run: the work calls it, synchronously or once it has an
+ * outcome, and returns what it returns. Passed rather than chained, so that no promise is spent
+ * between the work and the completion of its claim.
  */
-export class Run {
-  readonly event: WebhookEvent;
+export type Settle<A> = (run: Run<A>, outcome: HandlerOutcome) => Eventual<A>;
+
+/** What one run does once it holds the claim: run handlers, or write to an inbox. */
+export type Work<A> = (run: Run<A>, settle: Settle<A>) => Eventual<A>;
+
+/** How a run's answer is made from its ending; called once per ending, `late` for work past its answer. */
+export type Finish<A> = (run: Run<A>, ending: Ending, late: boolean) => A;
+
+/**
+ * One attempt at an event, past verification: the claim, the work it guards, and the completion, as
+ * the store, the renewal timer and the log see it.
+ */
+export class Run<A> {
+  // Declared here, assigned in the constructor in one fixed order: a run is made per delivery, and
+  // plain assignments build it faster than class field initializers do.
+  declare readonly event: WebhookEvent;
   /** The key the claim is made under: the id as verified, whatever a handler does to `event`. */
-  readonly eventId: string;
-  readonly secretIndex: number;
+  declare readonly eventId: string;
+  declare readonly secretIndex: number;
   /** How long the id is remembered once handled. */
-  readonly rememberMs: number;
+  declare readonly rememberMs: number;
   /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
-  readonly started: number;
-  /** The work, started once the claim is held (or the store failed and `onStoreError` lets it run). */
-  readonly work: (run: Run) => Eventual<HandlerOutcome>;
+  declare readonly started: number;
+  declare readonly work: Work<A>;
+  declare readonly finish: Finish<A>;
   /** What a success answers: `handled`, or `queued` at an inbox's door. */
-  readonly success: Ending;
-  /** Inbox runs are keyed apart from the door (see `ScopedStore.runKeyFor`); `replayId` apart again. */
-  readonly inboxRun: boolean;
-  readonly replayId: string | undefined;
-  /** Told how work that outlived its answer ended. */
-  readonly onLate: (run: Run, ending: Ending) => void;
-  /** For handler runs: the budget, the attempt count and when the event was received (Unix ms). */
-  timeoutMs = 0;
-  attempt = 1;
-  receivedAt = 0;
+  declare readonly success: Ending;
+  /** Inbox runs are keyed apart from the door (see `ScopedStore.runKeyFor`); replays apart again. */
+  declare readonly inboxRun: boolean;
+  declare readonly replayId: string | undefined;
+  declare readonly token: string;
+  /** For handler runs: the handlers, their budget, the attempt count and when the event was received (Unix ms). */
+  declare handlers: readonly WebhookHandler<WebhookEvent>[];
+  declare timeoutMs: number;
+  declare attempt: number;
+  declare receivedAt: number;
   /** A worker's own abort signal (shutdown), passed on to the handlers' `ctx.signal`. */
-  signal: AbortSignal | undefined = undefined;
-  readonly token = nextClaimToken();
-  key: DedupKey | undefined = undefined;
+  declare signal: AbortSignal | undefined;
+  declare store: ScopedStore;
+  declare key: DedupKey | undefined;
   /** False when the store failed and `onStoreError: 'process'` runs the work unclaimed. */
-  claimed = true;
-  settled = false;
+  declare claimed: boolean;
+  declare settled: boolean;
   /** Another attempt took the event over while the work ran; reported once. */
-  leaseLost = false;
-  renewal: PendingTimeout | undefined = undefined;
+  declare leaseLost: boolean;
+  declare renewal: PendingTimeout | undefined;
   /** Until when (`performance.now()`) the lease is renewed at the most. */
-  renewUntil = 0;
+  declare renewUntil: number;
 
   constructor(
     event: WebhookEvent,
     secretIndex: number,
     rememberMs: number,
     started: number,
-    work: (run: Run) => Eventual<HandlerOutcome>,
-    options: {
-      readonly success: Ending;
-      readonly onLate: (run: Run, ending: Ending) => void;
-      readonly inboxRun?: boolean;
-      readonly replayId?: string | undefined;
-    },
+    work: Work<A>,
+    finish: Finish<A>,
+    success: Ending,
+    replay?: { readonly replayId: string | undefined },
   ) {
     this.event = event;
     this.eventId = event.id;
@@ -78,10 +92,23 @@ export class Run {
     this.rememberMs = rememberMs;
     this.started = started;
     this.work = work;
-    this.success = options.success;
-    this.onLate = options.onLate;
-    this.inboxRun = options.inboxRun ?? false;
-    this.replayId = options.replayId;
+    this.finish = finish;
+    this.success = success;
+    this.inboxRun = replay !== undefined;
+    this.replayId = replay?.replayId;
+    this.token = nextClaimToken();
+    this.handlers = NO_HANDLERS;
+    this.timeoutMs = 0;
+    this.attempt = 1;
+    this.receivedAt = 0;
+    this.signal = undefined;
+    this.store = undefined as unknown as ScopedStore;
+    this.key = undefined;
+    this.claimed = true;
+    this.settled = false;
+    this.leaseLost = false;
+    this.renewal = undefined;
+    this.renewUntil = 0;
   }
 }
 
@@ -90,6 +117,9 @@ export class Run {
  * release it (failure), so that of every copy of an event, concurrent or later, the work completes
  * once. Work that outlives its answer keeps the claim, renewed every third of a lease, until it
  * settles or the sender can no longer retry.
+ *
+ * Each step continues with {@link chain} and a method bound once here, so a run whose store answers
+ * synchronously (the memory store) allocates no closure and no promise between its steps.
  */
 export class ExactlyOnce {
   readonly #leaseMs: number;
@@ -106,14 +136,15 @@ export class ExactlyOnce {
     this.#observers = observers;
   }
 
-  /** Claim, work, settle; `failOpen` is false for inbox runs, which the queue retries instead. */
-  run(store: ScopedStore, run: Run): Eventual<Ending> {
+  /** Claim, work, settle, and answer through `run.finish`. Inbox runs never fail open: the queue retries. */
+  run<A>(store: ScopedStore, run: Run<A>): Eventual<A> {
+    run.store = store;
     const key = run.inboxRun ? store.runKeyFor(run.eventId, run.replayId) : store.keyFor(run.eventId);
     if (key === undefined) {
       // The scope is still being derived (Web Crypto, first deliveries only).
       return store.prefixes.then(
         () => this.run(store, run),
-        (cause: unknown) => this.#claimFailed(store, run, cause),
+        (cause: unknown) => this.#claimFailed(run, cause),
       );
     }
     run.key = key;
@@ -121,86 +152,99 @@ export class ExactlyOnce {
     try {
       state = store.claim(key, run.token, this.#leaseMs, run.rememberMs);
     } catch (cause) {
-      return this.#claimFailed(store, run, cause);
+      return this.#claimFailed(run, cause);
     }
-    return chain(
-      state,
-      (result) => this.#afterClaim(store, run, result),
-      (cause) => this.#claimFailed(store, run, cause),
-    );
+    return chain(state, run, this.#afterClaim, this.#claimFailed);
   }
 
-  #afterClaim(store: ScopedStore, run: Run, state: unknown): Eventual<Ending> {
-    if (state === 'claimed') return this.#work(store, run);
-    if (state === 'completed') return DUPLICATE;
-    if (state === 'in_progress') return failedWith(new EventInProgressError(this.#leaseSeconds));
-    return this.#claimFailed(store, run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
-  }
+  readonly #afterClaim = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
+    if (state === 'claimed') return run.work(run, this.#settle);
+    if (state === 'completed') return run.finish(run, DUPLICATE, false);
+    if (state === 'in_progress')
+      return run.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)), false);
+    return this.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
+  };
 
-  #claimFailed(store: ScopedStore, run: Run, cause: unknown): Eventual<Ending> {
+  readonly #claimFailed = <A>(run: Run<A>, cause: unknown): Eventual<A> => {
     // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
     // now, unawaited, so that it does not hold the event until its lease ends.
-    releaseQuietly(store, run);
+    releaseQuietly(run);
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
     this.#observers.report(error, run.event);
-    if (!this.#failOpen || run.inboxRun) return failedWith(error);
+    if (!this.#failOpen || run.inboxRun) return run.finish(run, failedWith(error), false);
     run.claimed = false;
-    return this.#work(store, run);
-  }
+    return run.work(run, this.#settle);
+  };
 
-  #work(store: ScopedStore, run: Run): Eventual<Ending> {
-    return chain(run.work(run), (outcome) => this.#settle(store, run, outcome));
-  }
+  readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> => {
+    if (outcome.kind === 'timed_out') return this.#answerEarly(run, outcome);
+    return this.#record(run, outcome, false);
+  };
 
-  #settle(store: ScopedStore, run: Run, outcome: HandlerOutcome): Eventual<Ending> {
-    if (outcome.kind === 'timed_out') return this.#answerEarly(store, run, outcome);
+  /** Step 7: complete the claim after a success, release it after a failure; then answer. */
+  #record<A>(run: Run<A>, outcome: HandlerOutcome, late: boolean): Eventual<A> {
     run.settled = true;
     if (run.renewal) this.#renewals?.cancel(run.renewal);
-    if (outcome.kind === 'failed') return this.#release(store, run, outcome.error);
-    if (!run.claimed) return run.success;
+    if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error, late);
+    if (!run.claimed) return run.finish(run, run.success, late);
     let completed: Eventual<CompleteResult>;
     try {
-      completed = store.complete(run.key!, run.token, run.rememberMs);
+      completed = run.store.complete(run.key!, run.token, run.rememberMs);
     } catch (cause) {
       completed = Promise.reject(cause);
     }
     return chain(
       completed,
-      (result) => {
-        if (result === 'lost') this.#leaseLost(run);
-        return run.success;
-      },
-      (cause) => {
-        // The work is done: acknowledging is right; the failure to remember it is reported.
-        this.#observers.report(
-          new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
-          run.event,
-        );
-        return run.success;
-      },
+      run,
+      late ? this.#completedLate : this.#completed,
+      late ? this.#notCompletedLate : this.#notCompleted,
     );
   }
 
-  #release(store: ScopedStore, run: Run, error: WebhookError): Eventual<Ending> {
+  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
+    if (result === 'lost') this.#leaseLost(run);
+    return run.finish(run, run.success, false);
+  };
+
+  readonly #completedLate = <A>(run: Run<A>, result: CompleteResult): A => {
+    if (result === 'lost') this.#leaseLost(run);
+    return run.finish(run, run.success, true);
+  };
+
+  readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => this.#completionFailed(run, cause, false);
+
+  readonly #notCompletedLate = <A>(run: Run<A>, cause: unknown): A =>
+    this.#completionFailed(run, cause, true);
+
+  #completionFailed<A>(run: Run<A>, cause: unknown, late: boolean): A {
+    // The work is done: acknowledging is right; the failure to remember it is reported.
+    this.#observers.report(
+      new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
+      run.event,
+    );
+    return run.finish(run, run.success, late);
+  }
+
+  #release<A>(run: Run<A>, error: WebhookError, late: boolean): Eventual<A> {
     this.#observers.report(error, run.event);
     const ending = failedWith(error);
-    if (!run.claimed) return ending;
+    if (!run.claimed) return run.finish(run, ending, late);
     let released: Eventual<void>;
     try {
-      released = store.release(run.key!, run.token);
+      released = run.store.release(run.key!, run.token);
     } catch (cause) {
       released = Promise.reject(cause);
     }
-    return chain(
-      released,
-      () => ending,
-      (cause) => {
+    if (!(released instanceof Promise)) return run.finish(run, ending, late);
+    return released.then(
+      () => run.finish(run, ending, late),
+      (cause: unknown) => {
         // The lease still ends by itself before the sender's first retry.
         this.#observers.report(
           new StoreUnavailableError('The store failed to release the claim.', { cause }),
           run.event,
         );
-        return ending;
+        return run.finish(run, ending, late);
       },
     );
   }
@@ -210,20 +254,11 @@ export class ExactlyOnce {
    * is late. The claim stays, renewed while it runs, so a retry meanwhile gets 409 rather than a
    * second run.
    */
-  #answerEarly(
-    store: ScopedStore,
-    run: Run,
-    outcome: Extract<HandlerOutcome, { kind: 'timed_out' }>,
-  ): Ending {
+  #answerEarly<A>(run: Run<A>, outcome: Extract<HandlerOutcome, { kind: 'timed_out' }>): A {
     this.#observers.report(outcome.error, run.event);
-    if (run.claimed) this.#renew(store, run);
-    outcome.rest
-      .then((rest) => this.#settle(store, run, rest))
-      .then(
-        (ending) => run.onLate(run, ending),
-        () => {},
-      );
-    return failedWith(outcome.error);
+    if (run.claimed) this.#renew(run);
+    outcome.rest.then((rest) => this.#record(run, rest, true)).then(undefined, () => {});
+    return run.finish(run, failedWith(outcome.error), false);
   }
 
   /**
@@ -231,14 +266,14 @@ export class ExactlyOnce {
    * Only late work gets here, so the fast path pays nothing; one shared timer serves every run.
    * Renewal stops once the sender can no longer retry (its whole schedule has passed).
    */
-  #renew(store: ScopedStore, run: Run): void {
-    if (run.settled || run.leaseLost || !store.renews) return;
+  #renew<A>(run: Run<A>): void {
+    if (run.settled || run.leaseLost || !run.store.renews) return;
     const now = performance.now();
     if (run.renewUntil === 0) run.renewUntil = now + SENDER_RETRY_SPAN_MS;
     if (now > run.renewUntil) return;
-    store.renew(run.key!, run.token, this.#leaseMs).then(
+    run.store.renew(run.key!, run.token, this.#leaseMs).then(
       (result) => {
-        if (result === 'renewed') return this.#scheduleRenewal(store, run);
+        if (result === 'renewed') return this.#scheduleRenewal(run);
         this.#leaseLost(run);
       },
       (cause: unknown) => {
@@ -248,28 +283,28 @@ export class ExactlyOnce {
           }),
           run.event,
         );
-        this.#scheduleRenewal(store, run);
+        this.#scheduleRenewal(run);
       },
     );
   }
 
-  #scheduleRenewal(store: ScopedStore, run: Run): void {
+  #scheduleRenewal<A>(run: Run<A>): void {
     if (run.settled) return;
     this.#renewals ??= new TimeoutQueue(Math.max(1, Math.floor(this.#leaseMs / 3)));
-    run.renewal = this.#renewals.add(() => this.#renew(store, run));
+    run.renewal = this.#renewals.add(() => this.#renew(run));
   }
 
-  #leaseLost(run: Run): void {
+  #leaseLost<A>(run: Run<A>): void {
     if (run.leaseLost) return;
     run.leaseLost = true;
     this.#observers.report(new LeaseLostError(run.eventId), run.event);
   }
 }
 
-function releaseQuietly(store: ScopedStore, run: Run): void {
+function releaseQuietly<A>(run: Run<A>): void {
   if (run.key === undefined) return;
   try {
-    const released = store.release(run.key, run.token);
+    const released = run.store.release(run.key, run.token);
     if (released instanceof Promise) released.catch(() => {});
   } catch {
     // The lease ends by itself.

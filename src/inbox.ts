@@ -1,4 +1,4 @@
-import type { WebhookEvent } from './types.js';
+import type { AnyWebhookEvent, WebhookEvent } from './types.js';
 
 /**
  * A verified event on its way into an inbox: what the door writes and a worker later reads back.
@@ -11,8 +11,8 @@ import type { WebhookEvent } from './types.js';
  * ```
  */
 export interface InboxEntry {
-  /** The event as verified and parsed at the door. */
-  readonly event: WebhookEvent;
+  /** The event as verified and parsed at the door (of a documented type, or any other the service adds). */
+  readonly event: AnyWebhookEvent | WebhookEvent;
   /** When the door first received it (Unix milliseconds): handlers see it as `ctx.receivedAt`. */
   readonly receivedAt: number;
   /** The index of the secret that verified it. */

@@ -98,38 +98,41 @@ async function finishInOrder(
 }
 
 /**
- * Run the handlers within `timeoutMs`: the outcome now when they all returned synchronously (a
- * synchronous handler cannot be timed out anyway), else a promise of it. At the timeout the context's
- * signal is aborted with a `HandlerTimeoutError` and the outcome is `timed_out`, with the rest of the
- * run still to settle.
+ * Run the handlers within `timeoutMs` and give their outcome to `then`: at once when they all
+ * returned synchronously (a synchronous handler cannot be timed out anyway), else from the promise
+ * returned, which `then`'s result settles (no promise is spent in between). At the timeout the
+ * context's signal is aborted with a `HandlerTimeoutError` and the outcome is `timed_out`, with the
+ * rest of the run still to settle.
  */
-export function runHandlersWithin(
+export function runHandlersWithin<C, R>(
   handlers: readonly WebhookHandler<WebhookEvent>[],
   event: WebhookEvent,
   context: DeliveryContext,
   timeoutMs: number,
   timeouts: TimeoutQueue,
-): HandlerOutcome | Promise<HandlerOutcome> {
+  then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
+  thenContext: C,
+): R | Promise<R> {
   const started = performance.now();
   const running = runInOrder(handlers, event, context);
-  if (!(running instanceof Promise)) return running;
-  return new Promise<HandlerOutcome>((resolve) => {
+  if (!(running instanceof Promise)) return then(thenContext, running);
+  return new Promise<R>((resolve) => {
     // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
     const timeout = timeouts.add(
       () => {
         const error = new HandlerTimeoutError(timeoutMs);
         context.abort(error);
-        resolve({ kind: 'timed_out', error, rest: running.then(toSucceeded, toFailed) });
+        resolve(then(thenContext, { kind: 'timed_out', error, rest: running.then(toSucceeded, toFailed) }));
       },
       started,
       timeoutMs,
     );
     running.then(
       () => {
-        if (timeouts.cancel(timeout)) resolve(SUCCEEDED);
+        if (timeouts.cancel(timeout)) resolve(then(thenContext, SUCCEEDED));
       },
       (cause: unknown) => {
-        if (timeouts.cancel(timeout)) resolve(toFailed(cause));
+        if (timeouts.cancel(timeout)) resolve(then(thenContext, toFailed(cause)));
       },
     );
   });

@@ -5,10 +5,16 @@
 import { HandlerFailedError, HandlerTimeoutError, type WebhookEvent } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
-import { DeliveryContext, runHandlersWithin, runInOrder, SUCCEEDED } from '../../src/run-handlers.js';
+import {
+  DeliveryContext,
+  type HandlerOutcome,
+  runInOrder,
+  runHandlersWithin as runWithin,
+  SUCCEEDED,
+} from '../../src/run-handlers.js';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
 
-const event = createTestEvent('user.created') as WebhookEvent;
+const event = createTestEvent('payment.failed') as unknown as WebhookEvent;
 const context = () => new DeliveryContext(0, 1, Date.now());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -64,6 +70,26 @@ describe('runInOrder', () => {
     expect(order).toEqual(['sync', 'async', 'after']);
   });
 });
+
+/** The runner with the outcome itself as the continuation's result. */
+const runHandlersWithin = (
+  handlers: Parameters<typeof runInOrder>[0],
+  on: WebhookEvent,
+  ctx: DeliveryContext,
+  timeoutMs: number,
+  timeouts: TimeoutQueue,
+) =>
+  Promise.resolve(
+    runWithin(
+      handlers,
+      on,
+      ctx,
+      timeoutMs,
+      timeouts,
+      (_: undefined, outcome: HandlerOutcome) => outcome,
+      undefined,
+    ),
+  );
 
 describe('runHandlersWithin', () => {
   test('asynchronous success and failure come back as outcomes, never as rejections', async () => {
