@@ -157,5 +157,9 @@ export async function runServerCost(log: (line: string) => void): Promise<Server
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await runServerCost((line) => console.log(line));
+  // `--json`: progress on stderr and the rows as JSON on stdout, for bench/run.ts, which runs this
+  // section in a process of its own (with --expose-gc, and no other section's heap to collect).
+  const json = process.argv.includes('--json');
+  const rows = await runServerCost((line) => (json ? console.error(line) : console.log(line)));
+  if (json) console.log(JSON.stringify(rows));
 }
