@@ -1,23 +1,13 @@
 import { defineConfig, type Options } from 'tsup';
+import { tsupEntries } from './subpaths.mjs';
 
 /**
- * One bundle per public subpath. Every subpath other than the root imports the core by its package
- * name, kept external here, so ESM and CJS consumers each load exactly one copy of the core: error
- * classes stay `instanceof`-comparable across `service-webhooks/*` imports.
+ * One bundle per public subpath, from subpaths.mjs (the one list of them). Every subpath other than the
+ * root imports the core by its package name, kept external here, so ESM and CJS consumers each load
+ * exactly one copy of the core: error classes stay `instanceof`-comparable across `service-webhooks/*`
+ * imports.
  */
-export const entries = {
-  index: 'src/index.ts',
-  testing: 'src/testing/index.ts',
-  node: 'adapters/node.ts',
-  express: 'adapters/express.ts',
-  fastify: 'adapters/fastify.ts',
-  web: 'adapters/web.ts',
-  next: 'adapters/next.ts',
-  lambda: 'adapters/lambda.ts',
-  redis: 'src/redis-store.ts',
-  dynamodb: 'src/dynamodb-store.ts',
-  postgres: 'src/postgres-store.ts',
-};
+export const entries = tsupEntries();
 
 const shared: Options = {
   target: 'node20',

@@ -1,29 +1,94 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
-
-const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+import { configDefaults, defineConfig } from 'vitest/config';
+import { vitestAliases } from './subpaths.mjs';
 
 /** Tests import the package by name, as users do; the aliases point those names at the sources. */
-export const packageAliases = {
-  'service-webhooks/testing': here('./src/testing/index.ts'),
-  'service-webhooks/node': here('./adapters/node.ts'),
-  'service-webhooks/express': here('./adapters/express.ts'),
-  'service-webhooks/fastify': here('./adapters/fastify.ts'),
-  'service-webhooks/web': here('./adapters/web.ts'),
-  'service-webhooks/next': here('./adapters/next.ts'),
-  'service-webhooks/lambda': here('./adapters/lambda.ts'),
-  'service-webhooks/redis': here('./src/redis-store.ts'),
-  'service-webhooks/dynamodb': here('./src/dynamodb-store.ts'),
-  'service-webhooks/postgres': here('./src/postgres-store.ts'),
-  'service-webhooks': here('./src/index.ts'),
-};
+export const packageAliases = vitestAliases(fileURLToPath(new URL('./', import.meta.url)));
+
+/**
+ * The tiers. Every test file is in exactly one: the package tier takes what matches PACKAGE_TESTS, the
+ * integration tier what matches INTEGRATION_TESTS (and not PACKAGE_TESTS), the unit tier the rest.
+ *
+ * - unit (`npm test`): the sources only; no service, no build, no other process to wait for.
+ * - integration: real services and processes: redis-server (the tests start their own, on free ports),
+ *   PostgreSQL on 127.0.0.1:5432, dynalite, BullMQ, receivers and deliverers in child processes.
+ * - package: the built package, dist/, built once by this tier's globalSetup: the packed tarball, the
+ *   examples, Bun, Deno and workerd, `next build`, the CLI bin end to end. Name a test that needs dist/
+ *   anywhere else `*.package.test.ts`.
+ *
+ * `npm run test:all` runs the three; `npx vitest run --project <tier>` one of them.
+ */
+export const PACKAGE_TESTS = [
+  'test/**/*.package.test.ts',
+  'test/consumer/**/*.test.ts',
+  'test/examples/**/*.test.ts',
+  'test/runtimes/**/*.test.ts',
+  'test/adapters/next.test.ts',
+  // The CLI's tests that run the built bin (dist/cli.js); the others drive src/cli in process.
+  'test/cli/{cli-usage,end-to-end,fan-out,sandbox-process,send-replay}.test.ts',
+];
+
+export const INTEGRATION_TESTS = [
+  'test/stores/redis/**/*.test.ts',
+  'test/stores/postgres/**/*.test.ts',
+  // commands.test.ts drives DynamoDBStore with a recording client: unit.
+  'test/stores/dynamodb/{conformance,faults,multi-process}.test.ts',
+  'test/redis/**/*.test.ts',
+  'test/inbox/**/*.test.ts',
+];
+
+/**
+ * How the tiers share the machine (measured on the 2-core CI machine; see the README's testing section).
+ * `npm run test:all` runs them one after another (`sequence.groupOrder`), never side by side: the unit
+ * tier keeps every core busy, the package tier builds (tsup, `next build`, npm pack), and the
+ * integration tier's fault tests time outages in hundreds of milliseconds, which a busy machine blurs.
+ * Inside a tier, files run side by side where that is safe:
+ * - unit: CPU-bound and self-contained, as many files as cores (2 at least: 54 s → 31 s on 2 cores);
+ * - integration: mostly waiting (leases running out, servers restarting), 2 files at a time; each
+ *   starts its own redis-server on free ports, names its own PostgreSQL table, runs its own dynalite;
+ * - package: one file at a time (it builds and installs; fan-out uses the Redis on 6379 with its own
+ *   key prefix).
+ */
+const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   resolve: { alias: packageAliases },
   test: {
-    include: ['test/**/*.test.ts'],
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     testTimeout: 20_000,
     hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...INTEGRATION_TESTS, ...PACKAGE_TESTS],
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          maxWorkers: UNIT_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: INTEGRATION_TESTS,
+          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS],
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'package',
+          include: PACKAGE_TESTS,
+          globalSetup: ['test/support/build.global-setup.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

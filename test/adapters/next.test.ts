@@ -7,27 +7,29 @@
  * verified and deduplicated to WEBHOOK_TEST_RELAY_URL, where the table's own receiver runs the table's
  * handlers. Its own `user.created` handler also logs a line, which is checked on the server's stdout.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Webhooks } from 'service-webhooks';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { repoPath } from '../support/paths.js';
+import { type SpawnedProcess, spawnProcess } from '../support/process.js';
 import { MAX_BODY_BYTES, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
 import { sendHttp } from './http-client.js';
 
-const appDir = fileURLToPath(new URL('../../examples/next/', import.meta.url));
+const appDir = repoPath('examples', 'next');
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
 const BUILD_TIMEOUT_MS = 600_000;
 
 let target: Webhooks | undefined;
 let relay: Server;
-let next: ChildProcess | undefined;
+let next: SpawnedProcess | undefined;
 let baseUrl = '';
-let output = '';
+/** What `next start` printed, stdout and stderr. */
+const output = () => next?.combined() ?? '';
 
 beforeAll(async () => {
   relay = createServer(async (request, response) => {
@@ -58,30 +60,17 @@ beforeAll(async () => {
     console.info(`next build took ${Math.round((performance.now() - started) / 1000)} s`);
   }
   const port = await freePort();
-  next = spawn(
+  next = spawnProcess(
     process.execPath,
     [nextBin, 'start', appDir, '--port', String(port), '--hostname', '127.0.0.1'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { name: 'next start', env },
   );
-  next.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  next.stderr!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
   baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilServing(baseUrl);
 }, BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  if (next && next.exitCode === null) {
-    const exited = new Promise((resolve) => next!.once('exit', resolve));
-    next.kill('SIGTERM');
-    await exited;
-  }
+  await next?.stop();
   await new Promise((resolve) => relay?.close(resolve));
 });
 
@@ -121,7 +110,7 @@ describe('next: the example app', () => {
       const event = createTestEvent('user.created');
       // No relay target: only the example's own handler is observed, through its log line.
       await sendHttp(baseUrl + path, signedRequest(JSON.stringify(event)));
-      await expect.poll(() => output).toContain(`user.created ${event.id} ${event.data.email}`);
+      await expect.poll(output).toContain(`user.created ${event.id} ${event.data.email}`);
     },
   );
 
@@ -134,16 +123,13 @@ describe('next: the example app', () => {
     expect(response.status).toBe(500);
     expect(JSON.parse(response.body).error.code).toBe('raw_body_unavailable');
     // The public message stays generic; the fix goes to onError, here the server's stderr.
-    await expect.poll(() => output).toContain('export const config = { api: { bodyParser: false } }');
-    expect(output).not.toContain(`user.created ${event.id}`);
+    await expect.poll(output).toContain('export const config = { api: { bodyParser: false } }');
+    expect(output()).not.toContain(`user.created ${event.id}`);
   });
 
   test('the edge route was built for the Edge runtime, the others for Node.js', async () => {
     const manifest = JSON.parse(
-      await readFile(
-        new URL('../../examples/next/.next/server/middleware-manifest.json', import.meta.url),
-        'utf8',
-      ),
+      await readFile(repoPath('examples', 'next', '.next', 'server', 'middleware-manifest.json'), 'utf8'),
     ) as { functions: Record<string, unknown> };
     expect(Object.keys(manifest.functions)).toEqual(['/webhooks/edge/route']);
   });
@@ -197,7 +183,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<v
 async function waitUntilServing(url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (next && next.exitCode !== null) throw new Error(`next start exited:\n${output}`);
+    if (next?.hasExited()) throw new Error(`next start exited:\n${output()}`);
     try {
       await fetch(url);
       return;
@@ -205,5 +191,5 @@ async function waitUntilServing(url: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-  throw new Error(`next start did not answer within 60 s:\n${output}`);
+  throw new Error(`next start did not answer within 60 s:\n${output()}`);
 }

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
-import { assertBuilt, BUILT_ENV, ROOT } from './run-example.js';
+import { assertBuilt, ROOT } from '../support/paths.js';
+import { BUILT_ENV } from './run-example.js';
 
 test('examples/lambda: invoking the handler with a signed v2 event runs its handler (built package)', async () => {
   assertBuilt();

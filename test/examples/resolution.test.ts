@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
-import { assertBuilt, BUILT_ENV, ROOT } from './run-example.js';
+import { assertBuilt, ROOT } from '../support/paths.js';
+import { BUILT_ENV } from './run-example.js';
 
 /** What the examples import resolves to the built files, for tsx as for plain node, ESM and CJS. */
 test('service-webhooks/* resolves to ./dist by self-reference when the examples run', async () => {

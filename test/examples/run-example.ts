@@ -1,15 +1,15 @@
 /**
- * Run an example app as its own process on the BUILT package (npm test builds first): tsx without
- * the repository's tsconfig paths, so `service-webhooks/...` resolves through package.json exports to
- * ./dist exactly as in a user's project.
+ * Run an example app as its own process on the BUILT package (the package tier builds it once, in its
+ * globalSetup): tsx without the repository's tsconfig paths, so `service-webhooks/...` resolves through
+ * package.json exports to ./dist exactly as in a user's project.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { sendHttp } from '../adapters/http-client.js';
+import { assertBuilt, ROOT } from '../support/paths.js';
+import { spawnProcess } from '../support/process.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The environment that makes tsx resolve the package to ./dist rather than to the sources. */
 export const BUILT_ENV = {
   TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.built.json', import.meta.url)),
@@ -23,63 +23,17 @@ export interface RunningExample {
   stop(): Promise<void>;
 }
 
-export function assertBuilt(): void {
-  if (!existsSync(new URL('../../dist/index.js', import.meta.url))) {
-    throw new Error('dist/ is missing: run `npm run build` (npm test does it in pretest).');
-  }
-}
-
 export function startExample(file: string): RunningExample {
   assertBuilt();
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+  const example = spawnProcess(process.execPath, ['--import', 'tsx', file], {
+    name: file,
     cwd: ROOT,
-    env: { ...process.env, ...BUILT_ENV, PORT: '0', WEBHOOK_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...BUILT_ENV, PORT: '0', WEBHOOK_SECRET: SECRET },
   });
-  let stdout = '';
-  let stderr = '';
-  const waiting = new Set<() => void>();
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    for (const check of waiting) check();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
-    child,
-    waitFor: (pattern, timeoutMs = 20_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiting.delete(check);
-          reject(
-            new Error(
-              `no line matching ${pattern} in ${timeoutMs} ms.\nstdout: ${stdout}\nstderr: ${stderr}`,
-            ),
-          );
-        }, timeoutMs);
-        const check = () => {
-          const match = stdout.match(pattern);
-          if (!match) return;
-          clearTimeout(timer);
-          waiting.delete(check);
-          resolve(match);
-        };
-        waiting.add(check);
-        void exited.then(() => {
-          if (!waiting.has(check)) return;
-          clearTimeout(timer);
-          reject(new Error(`the example exited.\nstdout: ${stdout}\nstderr: ${stderr}`));
-        });
-        check();
-      }),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
+    child: example.child,
+    waitFor: (pattern, timeoutMs = 20_000) => example.waitFor(pattern, timeoutMs),
+    stop: () => example.stop(),
   };
 }
 

@@ -6,7 +6,8 @@
  */
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { SECRET, waitForLine } from './runtime-process.js';
+import { waitForLine } from '../support/process.js';
+import { SECRET } from './runtime-process.js';
 
 /** A receiver running in another runtime, and what it printed. */
 export interface RuntimeReceiver {

@@ -3,26 +3,32 @@
  * versions for the test names. The runtimes are devDependencies: their binaries live in
  * node_modules/.bin, so CI needs nothing but `npm ci`.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { assertBuilt as assertDist, binPath, ROOT } from '../support/paths.js';
+import { captureOutput as capture, startProcess } from '../support/process.js';
 import type { RuntimeReceiver } from './runtime-cases.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { ROOT };
 export const SECRET = 'whsec_runtime_cases';
 
 /** The absolute path of a binary in node_modules/.bin. */
-export function binary(name: string): string {
-  return fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url));
-}
+export const binary = binPath;
 
 /** `dist/` must exist: the runtimes import the built package, as users do. */
 export function assertBuilt(): void {
-  if (!existsSync(new URL('../../dist/web.js', import.meta.url))) {
-    throw new Error('dist/ is missing: run `npm run build` (npm test does it in pretest).');
+  assertDist('web.js');
+}
+
+/** The binary's path, or an error that says what is missing. */
+function installed(name: string): string {
+  const path = binary(name);
+  if (!existsSync(path)) {
+    throw new Error(`${name} is not installed (${path} is missing): run \`npm ci\`; it is a devDependency.`);
   }
+  return path;
 }
 
 /**
@@ -35,10 +41,7 @@ export async function run(
   cwd = ROOT,
   env: Record<string, string> = {},
 ): Promise<string> {
-  const path = binary(name);
-  if (!existsSync(path)) {
-    throw new Error(`${name} is not installed (${path} is missing): run \`npm ci\`; it is a devDependency.`);
-  }
+  const path = installed(name);
   try {
     const { stdout } = await promisify(execFile)(path, args, {
       cwd,
@@ -72,95 +75,26 @@ export async function startServer(
   env: Record<string, string> = {},
 ): Promise<RuntimeReceiver> {
   assertBuilt();
-  const path = binary(name);
-  if (!existsSync(path)) {
-    throw new Error(`${name} is not installed (${path} is missing): run \`npm ci\`; it is a devDependency.`);
-  }
-  const child = spawn(path, args, {
+  const server = await startProcess(installed(name), args, {
+    name,
     cwd,
-    env: { ...process.env, ...env, PORT: '0', WEBHOOK_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, PORT: '0', WEBHOOK_SECRET: SECRET },
+    ready: /Listening on http:\/\/\S+:(\d+)\/webhooks/,
+    timeoutMs: 15_000,
   });
-  let spawnError = '';
-  const exited = new Promise<void>((resolve) => {
-    child.once('close', () => resolve());
-    child.once('error', (error) => {
-      spawnError = `${name} could not be started: ${error.message}\n`;
-      resolve();
-    });
-  });
-  const captured = captureOutput(child.stdout!, child.stderr!, async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
-  const receiver: Output = { ...captured, describe: () => spawnError + captured.describe() };
-  try {
-    const [, port] = await waitForLine(receiver, /Listening on http:\/\/\S+:(\d+)\/webhooks/, 15_000, exited);
-    return { ...receiver, url: `http://127.0.0.1:${port}/webhooks` };
-  } catch (error) {
-    await receiver.close();
-    throw error;
-  }
+  return {
+    output: server.output,
+    describe: server.describe,
+    onOutput: server.onOutput,
+    close: () => server.stop(),
+    url: `http://127.0.0.1:${server.match[1]}/webhooks`,
+  };
 }
 
 export type Output = Omit<RuntimeReceiver, 'url'>;
 
-/** Keep what a runtime prints; `onOutput` listeners run on each stdout chunk. */
-export function captureOutput(
-  stdoutStream: Readable,
-  stderrStream: Readable,
-  close: () => Promise<void>,
-): Output {
-  let stdout = '';
-  let stderr = '';
-  const waiting = new Set<() => void>();
-  stdoutStream.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    for (const check of waiting) check();
-  });
-  stderrStream.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return {
-    output: () => stdout,
-    describe: () => `stdout:\n${stdout}\nstderr:\n${stderr}`,
-    onOutput(check) {
-      waiting.add(check);
-      return () => waiting.delete(check);
-    },
-    close,
-  };
-}
-
-/** Resolves with the first match of `pattern` in the output; rejects on timeout or exit, with the output. */
-export function waitForLine(
-  source: Pick<RuntimeReceiver, 'output' | 'describe' | 'onOutput'>,
-  pattern: RegExp,
-  timeoutMs = 5_000,
-  exited?: Promise<void>,
-): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (error?: Error, match?: RegExpMatchArray) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      stop();
-      if (error) reject(error);
-      else resolve(match!);
-    };
-    const check = () => {
-      const match = source.output().match(pattern);
-      if (match) finish(undefined, match);
-    };
-    const timer = setTimeout(
-      () => finish(new Error(`no line matching ${pattern} in ${timeoutMs} ms.\n${source.describe()}`)),
-      timeoutMs,
-    );
-    const stop = source.onOutput(check);
-    void exited?.then(() => finish(new Error(`the process exited.\n${source.describe()}`)));
-    check();
-  });
+/** Keep what a runtime prints (workerd's streams, from Miniflare); `onOutput` listeners run on each stdout chunk. */
+export function captureOutput(stdout: Readable, stderr: Readable, close: () => Promise<void>): Output {
+  const { output, describe, onOutput } = capture(stdout, stderr);
+  return { output, describe, onOutput, close };
 }

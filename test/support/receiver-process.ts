@@ -1,9 +1,9 @@
-/** Start and stop receiver processes (test/redis/fixtures/receiver.ts) for the multi-process tests. */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+/** Start and stop receiver processes (test/stores/redis/fixtures/receiver.ts) for the multi-process tests. */
+import type { ChildProcess } from 'node:child_process';
+import { ROOT, repoPath } from './paths.js';
+import { startProcess } from './process.js';
 
-const SCRIPT = fileURLToPath(new URL('../redis/fixtures/receiver.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SCRIPT = repoPath('test', 'stores', 'redis', 'fixtures', 'receiver.ts');
 
 export interface ReceiverProcess {
   readonly url: string;
@@ -25,44 +25,19 @@ export interface ReceiverEnv {
   STORE_TIMEOUT_MS?: string;
 }
 
-export function startReceiver(env: ReceiverEnv): Promise<ReceiverProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+/** The receiver prints `{"port":N}` as its first line once it listens. */
+export async function startReceiver(env: ReceiverEnv): Promise<ReceiverProcess> {
+  const receiver = await startProcess(process.execPath, ['--import', 'tsx', SCRIPT], {
+    name: `receiver ${env.RECEIVER_NAME ?? ''}`.trim(),
     cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env },
+    ready: /^\{"port":(\d+)\}$/m,
+    timeoutMs: 20_000,
   });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code)),
-  );
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`receiver did not start in time: ${stderr}`)), 20_000);
-    void exited.then((how) => {
-      clearTimeout(timer);
-      reject(new Error(`receiver exited (${String(how)}) before listening: ${stderr}`));
-    });
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const line = stdout.split('\n')[0];
-      if (stdout.includes('\n') && line) {
-        clearTimeout(timer);
-        const { port } = JSON.parse(line) as { port: number };
-        resolve({
-          url: `http://127.0.0.1:${port}/`,
-          child,
-          exited,
-          async stop() {
-            if (child.exitCode === null && child.signalCode === null) {
-              child.kill('SIGTERM');
-              await exited;
-            }
-          },
-        });
-      }
-    });
-  });
+  return {
+    url: `http://127.0.0.1:${receiver.match[1]}/`,
+    child: receiver.child,
+    exited: receiver.exited,
+    stop: () => receiver.stop(),
+  };
 }

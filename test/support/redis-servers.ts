@@ -4,12 +4,13 @@
  * stopped afterwards. `REDIS_URL` (standalone) and `REDIS_CLUSTER_NODES` (`host:port,host:port,...`)
  * point the tests at servers you run instead. Tests that stop or pause Redis always get their own.
  */
-import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { type SpawnedProcess, spawnProcess } from './process.js';
 
 const run = promisify(execFile);
 const HOST = '127.0.0.1';
@@ -57,20 +58,22 @@ async function freePort(): Promise<number> {
   throw new Error('No free loopback port pair for redis-server was found.');
 }
 
-const running = new Set<ChildProcess>();
-// A test worker that dies must not leave servers behind.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 async function cli(port: number, ...args: string[]): Promise<string> {
   const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), ...args], { timeout: 10_000 });
   return stdout.trim();
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+/** Poll `check` until it holds; `failure`, when it names one, ends the wait at once (a server that exited). */
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 15_000,
+  failure: () => string | undefined = () => undefined,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
+    const failed = failure();
+    if (failed) throw new Error(failed);
     try {
       if (await check()) return;
     } catch {
@@ -84,7 +87,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 /** One `redis-server` process that can be stopped and started again on the same port. */
 export class RedisServer implements RedisAddress {
   readonly host = HOST;
-  #child: ChildProcess | undefined;
+  #process: SpawnedProcess | undefined;
 
   private constructor(
     readonly port: number,
@@ -108,12 +111,13 @@ export class RedisServer implements RedisAddress {
   }
 
   get running(): boolean {
-    return this.#child !== undefined;
+    return this.#process !== undefined;
   }
 
   async start(): Promise<void> {
-    if (this.#child) return;
-    const child = spawn(
+    if (this.#process) return;
+    // A worker that dies takes its servers with it: process.ts kills what it started on exit.
+    const server = spawnProcess(
       'redis-server',
       [
         '--port',
@@ -133,20 +137,16 @@ export class RedisServer implements RedisAddress {
         `nodes-${this.port}.conf`,
         ...this.extraArgs,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      { name: `redis-server on port ${this.port}`, stdout: 'ignore' },
     );
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    this.#child = child;
-    running.add(child);
-    child.once('exit', () => running.delete(child));
+    this.#process = server;
     try {
-      await waitFor(`redis-server on port ${this.port}`, async () => {
-        if (child.exitCode !== null) throw new Error(`redis-server exited: ${stderr}`);
-        return (await cli(this.port, 'PING')) === 'PONG';
-      });
+      await waitFor(
+        `redis-server on port ${this.port}`,
+        async () => (await cli(this.port, 'PING')) === 'PONG',
+        15_000,
+        () => (server.hasExited() ? `redis-server exited: ${server.describe()}` : undefined),
+      );
     } catch (error) {
       await this.stop();
       throw error;
@@ -155,14 +155,10 @@ export class RedisServer implements RedisAddress {
 
   /** Stop the process (SIGKILL by default: an outage, not a shutdown). Data is gone: persistence is off. */
   async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.#child;
-    if (!child) return;
-    this.#child = undefined;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill(signal);
-      await exited;
-    }
+    const server = this.#process;
+    if (!server) return;
+    this.#process = undefined;
+    await server.stop(signal);
   }
 
   /** Run one redis-cli command against this server. */

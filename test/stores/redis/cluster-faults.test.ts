@@ -9,7 +9,7 @@ import { createWebhooks, DEFAULTS, type WebhookResponse } from 'service-webhooks
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type ClusterRedis, type RedisServer, startCluster } from '../support/redis-servers.js';
+import { type ClusterRedis, type RedisServer, startCluster } from '../../support/redis-servers.js';
 
 const SECRET = 'whsec_cluster_faults';
 const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;

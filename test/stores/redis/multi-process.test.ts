@@ -6,13 +6,13 @@ import { Cluster, Redis } from 'ioredis';
 import { signPayload } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type ReceiverEnv, type ReceiverProcess, startReceiver } from '../support/receiver-process.js';
+import { type ReceiverEnv, type ReceiverProcess, startReceiver } from '../../support/receiver-process.js';
 import {
   type ClusterRedis,
   type StandaloneRedis,
   startCluster,
   startStandalone,
-} from '../support/redis-servers.js';
+} from '../../support/redis-servers.js';
 
 const SECRET = 'whsec_multi_process';
 

@@ -3,17 +3,18 @@
  * dynalite (an implementation of the DynamoDB API that runs on this machine, not AWS): each delivers 100
  * copies of the same event at the same moment, and the handler runs once in total.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStore } from 'service-webhooks/dynamodb';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ROOT } from '../../support/paths.js';
+import { spawnProcess } from '../../support/process.js';
 import { clientFor, type RunningDynalite, startDynalite, uniqueTableName } from './dynalite.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/deliverer.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SECRET = 'whsec_dynamodb_multi_process';
 const COPIES_PER_PROCESS = 100;
 /**
@@ -37,15 +38,13 @@ interface Deliverer {
 }
 
 function startDeliverer(env: Record<string, string>): Deliverer {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+  const deliverer = spawnProcess(process.execPath, ['--import', 'tsx', SCRIPT], {
+    name: 'deliverer',
     cwd: ROOT,
-    env: { ...process.env, ...env, NODE_NO_WARNINGS: '1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...env, NODE_NO_WARNINGS: '1' },
+    stdin: 'pipe',
   });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
+  const { child } = deliverer;
   const lines = createInterface({ input: child.stdout! });
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];
@@ -54,9 +53,9 @@ function startDeliverer(env: Record<string, string>): Deliverer {
     if (waiter) waiter(line);
     else queue.push(line);
   });
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`deliverer exited (${code}): ${stderr}`))),
-  );
+  const exited = deliverer.exited.then((code): never => {
+    throw new Error(`deliverer exited (${code}): ${deliverer.stderr()}`);
+  });
   exited.catch(() => {});
   return {
     child,

@@ -5,9 +5,10 @@
  * then `.listen(0)`), so the tests' clients reach it over TCP as an application reaches DynamoDB, and
  * its work does not share the test's event loop.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { startProcess } from '../../support/process.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/dynalite-server.cjs', import.meta.url));
 
@@ -18,37 +19,17 @@ export interface RunningDynalite {
 }
 
 /** Start dynalite on a free port of 127.0.0.1; tables are ACTIVE as soon as they are created. */
-export function startDynalite(): Promise<RunningDynalite> {
-  const child = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
+export async function startDynalite(): Promise<RunningDynalite> {
+  const dynalite = await startProcess(process.execPath, [SERVER], {
+    name: 'dynalite',
+    ready: /^\{"port":(\d+)\}$/m,
+    timeoutMs: 20_000,
   });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dynalite did not start: ${stderr}`)), 20_000);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`dynalite exited before listening: ${stderr}`));
-    });
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (!stdout.includes('\n')) return;
-      clearTimeout(timer);
-      const { port } = JSON.parse(stdout.split('\n')[0]!) as { port: number };
-      resolve({
-        endpoint: `http://127.0.0.1:${port}`,
-        child,
-        async stop() {
-          if (child.exitCode === null && child.signalCode === null) {
-            child.kill('SIGTERM');
-            await exited;
-          }
-        },
-      });
-    });
-  });
+  return {
+    endpoint: `http://127.0.0.1:${dynalite.match[1]}`,
+    child: dynalite.child,
+    stop: () => dynalite.stop(),
+  };
 }
 
 /**

@@ -3,12 +3,13 @@ import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { repoPath } from '../../support/paths.js';
 import {
   type ClusterRedis,
   type StandaloneRedis,
   startCluster,
   startStandalone,
-} from '../support/redis-servers.js';
+} from '../../support/redis-servers.js';
 
 let standalone: StandaloneRedis;
 let cluster: ClusterRedis;
@@ -194,7 +195,7 @@ describe('RedisStore configuration', () => {
 describe('RedisStore packaging', () => {
   test('imports ioredis for types only, so loading service-webhooks/redis never requires ioredis', async () => {
     const { readFile } = await import('node:fs/promises');
-    const source = await readFile(new URL('../../src/redis-store.ts', import.meta.url), 'utf8');
+    const source = await readFile(repoPath('src', 'redis-store.ts'), 'utf8');
     const ioredisImports = source.match(/^import .* from 'ioredis';$/gm) ?? [];
     expect(ioredisImports.length).toBeGreaterThan(0);
     for (const line of ioredisImports) expect(line).toMatch(/^import type /);

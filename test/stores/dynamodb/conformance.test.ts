@@ -36,7 +36,7 @@ beforeAll(async () => {
   server = await startDynalite();
   client = clientFor(server.endpoint, PATIENT);
   // dynalite has no UpdateTimeToLive (DynamoDB's TTL deletes lazily and correctness never relies on
-  // it); test/dynamodb/unit.test.ts checks the TTL half of createTable against a recording client.
+  // it); test/stores/dynamodb/commands.test.ts checks the TTL half of createTable against a recording client.
   await new DynamoDBStore({ client, tableName }).createTable({ timeToLive: false });
 });
 

@@ -5,7 +5,6 @@
  * start answered its first delivery 503. The store now waits for the first connection (bounded), and
  * only for it: once the client has been ready, an outage still fails fast. Prints what it measured.
  */
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -21,12 +20,14 @@ import {
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ROOT } from '../../support/paths.js';
+import { spawnProcess } from '../../support/process.js';
 import {
   type ClusterRedis,
   type StandaloneRedis,
   startCluster,
   startStandalone,
-} from '../support/redis-servers.js';
+} from '../../support/redis-servers.js';
 import { TcpProxy } from './fixtures/tcp-proxy.js';
 
 const SECRET = 'whsec_lambda_cold_start';
@@ -38,7 +39,6 @@ const FAST_MS = 250;
 /** What the README recommends. */
 const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 } as const;
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const COLD_START = fileURLToPath(new URL('./fixtures/lambda-cold-start.ts', import.meta.url));
 
 const figures: string[] = [];
@@ -94,27 +94,16 @@ interface ColdStart {
   runs: number;
 }
 
-/** A fresh process loads the Lambda function (test/redis/fixtures) and invokes it at once. */
-function coldStart(env: { REDIS_URL?: string; REDIS_CLUSTER_NODES?: string }): Promise<ColdStart> {
-  const child = spawn(process.execPath, ['--import', 'tsx', COLD_START], {
+/** A fresh process loads the Lambda function (test/stores/redis/fixtures) and invokes it at once. */
+async function coldStart(env: { REDIS_URL?: string; REDIS_CLUSTER_NODES?: string }): Promise<ColdStart> {
+  const child = spawnProcess(process.execPath, ['--import', 'tsx', COLD_START], {
+    name: 'cold start',
     cwd: ROOT,
-    env: { ...process.env, ...env, WEBHOOK_SECRET: SECRET, LAMBDA_EVENT: JSON.stringify(httpApiEvent()) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, WEBHOOK_SECRET: SECRET, LAMBDA_EVENT: JSON.stringify(httpApiEvent()) },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code === 0) resolve(JSON.parse(stdout) as ColdStart);
-      else reject(new Error(`The cold start exited with ${code}:\n${stderr}`));
-    });
-  });
+  const code = await child.exited;
+  if (code === 0) return JSON.parse(child.output()) as ColdStart;
+  throw new Error(`The cold start exited with ${code}:\n${child.stderr()}`);
 }
 
 /** A port nothing listens on: connections to it are refused at once. */

@@ -21,8 +21,8 @@ import {
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startReceiver } from '../support/receiver-process.js';
-import { RedisServer } from '../support/redis-servers.js';
+import { startReceiver } from '../../support/receiver-process.js';
+import { RedisServer } from '../../support/redis-servers.js';
 
 const SECRET = 'whsec_faults';
 const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;

@@ -1,0 +1,50 @@
+/**
+ * Declaration merging changes the types of the whole program it appears in, so each case is compiled
+ * as a program of its own with the TypeScript compiler: against the sources (declaration-merging.test.ts,
+ * unit tier) and against the built declarations users get, ESM and CJS
+ * (declaration-merging.package.test.ts, package tier).
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, test } from 'vitest';
+import { distPath, ROOT } from '../support/paths.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+function diagnostics(file: string, paths: Record<string, string[]> | undefined): string[] {
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    types: ['node'],
+    baseUrl: ROOT,
+    ...(paths ? { paths } : {}),
+  });
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+}
+
+const sources = { 'service-webhooks': ['./src/index.ts'] };
+// Without paths the package resolves to itself through its exports map: the built .d.ts files.
+const built = undefined;
+
+export function declarationMergingCases(label: 'sources' | 'built declarations'): void {
+  const paths = label === 'sources' ? sources : built;
+  describe('project and payment data are open to declaration merging', () => {
+    test(`undocumented fields do not compile until declared (${label})`, () => {
+      if (label === 'built declarations')
+        expect(existsSync(distPath('index.d.ts')), 'run npm run build').toBe(true);
+      const errors = diagnostics(fixture('not-augmented.ts'), paths);
+      expect(errors).toHaveLength(2);
+      expect(errors.join('\n')).toMatch(/Property 'amount' does not exist on type 'PaymentData'/);
+      expect(errors.join('\n')).toMatch(/Property 'name' does not exist on type 'ProjectData'/);
+    });
+
+    test(`declared fields are typed everywhere (${label})`, () => {
+      expect(diagnostics(fixture('augmented.ts'), paths)).toEqual([]);
+    });
+  });
+}
