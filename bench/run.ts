@@ -461,6 +461,10 @@ try {
   generator.close();
 }
 
+log('\n5. inbox: acknowledge fast, process later');
+const { runInboxBench, inboxRows } = await import('./inbox.js');
+const inbox = await runInboxBench(log);
+
 log('\n4. big bodies');
 const big = await runBigBodies(['node-adapter', 'node-hand'], log);
 
@@ -471,14 +475,20 @@ const rows = [
   ...httpRows(node, expressGroup, fastifyGroup),
   ...storeRows(stores, perId),
   ...bigBodyRows(big),
+  ...inboxRows(inbox),
 ];
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 const rendered = table(rows);
 log(`\n${rendered}\n`);
 // A failed request (non-2xx, a socket error, a delivery sent twice) means a variant did less work
 // than its peers, so its figures may not be compared as they stand.
-const failed = [node, expressGroup, fastifyGroup, stores]
-  .flatMap((group) => Object.entries(group))
+const failed = [
+  ...[node, expressGroup, fastifyGroup, stores].flatMap((group) => Object.entries(group)),
+  ...Object.entries(inbox.ack).flatMap(([handler, modes]) =>
+    Object.entries(modes).map(([mode, figures]) => [`inbox ${handler} ${mode}`, figures] as const),
+  ),
+  ...inbox.endToEnd.map((run) => [`inbox end to end, ${run.workers} workers`, run] as const),
+]
   .filter(([, result]) => result.failures > 0)
   .map(([variant, result]) => `${variant} ${result.failures.toLocaleString('en-US')}`);
 const failures = failed.length === 0 ? 'none' : `**${failed.join(', ')}**`;

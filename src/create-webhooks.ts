@@ -106,7 +106,7 @@ export interface Webhooks {
    * webhooks.report(new EventDeadLetteredError(entry.event.id, 20, { cause }), entry.event);
    * ```
    */
-  report(error: WebhookError, event?: WebhookEvent): void;
+  report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void;
   /** The `logger` option, for engines that log what they do beside the deliveries. */
   readonly logger: WebhookLogger | undefined;
   /** The largest body accepted, for adapters that stop reading past it. */
@@ -177,8 +177,8 @@ class WebhookReceiver implements Webhooks {
     return this;
   }
 
-  report(error: WebhookError, event?: WebhookEvent): void {
-    this.#observers.report(error, event);
+  report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void {
+    this.#observers.report(error, event as WebhookEvent | undefined);
   }
 
   async verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent> {

@@ -48,13 +48,15 @@ export const STATUS_TABLE = {
 
 /**
  * A stable, machine-readable error code: one of the status table, or one reported but never answered
- * (`invalid_configuration`, `lease_lost`, `event_dead_lettered`).
+ * (`invalid_configuration`, `lease_lost`, and from inbox engines `event_dead_lettered` and
+ * `inbox_backlog`).
  */
 export type WebhookErrorCode =
   | keyof typeof STATUS_TABLE
   | 'invalid_configuration'
   | 'lease_lost'
-  | 'event_dead_lettered';
+  | 'event_dead_lettered'
+  | 'inbox_backlog';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes

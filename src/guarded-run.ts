@@ -158,7 +158,13 @@ export class ExactlyOnce {
   }
 
   readonly #afterClaim = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
-    if (state === 'claimed') return run.work(run, this.#settle);
+    if (state === 'claimed') {
+      // A worker's budget (minutes) is longer than a lease: its claim is renewed from the start, so
+      // a redelivery of the job meanwhile finds the event in progress. A request's budget is shorter
+      // than the lease, so only its late work needs renewing.
+      if (run.inboxRun) this.#renewFromStart(run);
+      return run.work(run, this.#settle);
+    }
     if (state === 'completed') return run.finish(run, DUPLICATE, false);
     if (state === 'in_progress')
       return run.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)), false);
@@ -256,7 +262,8 @@ export class ExactlyOnce {
    */
   #answerEarly<A>(run: Run<A>, outcome: Extract<HandlerOutcome, { kind: 'timed_out' }>): A {
     this.#observers.report(outcome.error, run.event);
-    if (run.claimed) this.#renew(run);
+    // A worker's claim is being renewed already (from the start); a request's starts now.
+    if (run.claimed && run.renewal === undefined) this.#renew(run);
     outcome.rest.then((rest) => this.#record(run, rest, true)).then(undefined, () => {});
     return run.finish(run, failedWith(outcome.error), false);
   }
@@ -286,6 +293,12 @@ export class ExactlyOnce {
         this.#scheduleRenewal(run);
       },
     );
+  }
+
+  #renewFromStart<A>(run: Run<A>): void {
+    if (!run.store.renews) return;
+    run.renewUntil = performance.now() + run.timeoutMs + SENDER_RETRY_SPAN_MS;
+    this.#scheduleRenewal(run);
   }
 
   #scheduleRenewal<A>(run: Run<A>): void {

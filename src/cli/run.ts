@@ -1,5 +1,6 @@
 import { type Io, UsageError } from './args.js';
 import { runDeliveries } from './deliveries-command.js';
+import { runInbox } from './inbox-command.js';
 import { runReplay } from './replay-command.js';
 import { runSandbox } from './sandbox-command.js';
 import { runSend } from './send-command.js';
@@ -13,6 +14,7 @@ Commands:
   replay      send recorded events from a file, one JSON object per line
   sandbox     run a local stand-in for the service's sandbox API, delivering webhooks
   deliveries  list a running sandbox's deliveries and their attempts (or its events, for replay)
+  inbox       an inbox's figures and dead-letter list: stats, list, show, replay, remove (BullMQ)
 
 Run service-webhooks <command> --help for the options of each, service-webhooks --version for the
 version.`;
@@ -22,6 +24,7 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Pro
   replay: runReplay,
   sandbox: runSandbox,
   deliveries: runDeliveries,
+  inbox: runInbox,
 };
 
 /**

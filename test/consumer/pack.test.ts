@@ -1,9 +1,10 @@
 /**
  * The package as users get it: `npm pack` the built package, install the tarball into a fresh project
  * that has NO framework installed (no express, fastify, next, hono, ioredis, @aws-sdk/client-dynamodb,
- * pg), then load every subpath of package.json `exports` from ESM and from CJS. That an adapter or a
- * store loads at all there proves it never loads its framework or client library (or any other
- * subpath's); the CJS run also checks `require.cache`. The DynamoDB and PostgreSQL stores are then
+ * pg, bullmq), then load every subpath of package.json `exports` from ESM and from CJS. That an
+ * adapter or a store loads at all there proves it never loads its framework or client library (or
+ * any other subpath's); the CJS run also checks `require.cache`. The one exception is the inbox engine,
+ * `service-webhooks/bullmq`, built on BullMQ's classes: without its peer it fails to load, naming it. The DynamoDB and PostgreSQL stores are then
  * driven with stand-in clients: PostgresStore needs nothing from `pg`, and DynamoDBStore, lacking the
  * SDK it loads on first use, fails as a store outage with the root's error class.
  */
@@ -11,14 +12,23 @@ import { execFile } from 'node:child_process';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { assertBuilt } from '../examples/run-example.js';
+import { assertBuilt, ROOT } from '../support/paths.js';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FRAMEWORKS = ['express', 'fastify', 'next', 'hono', 'ioredis', '@aws-sdk/client-dynamodb', 'pg'];
+const FRAMEWORKS = [
+  'express',
+  'fastify',
+  'next',
+  'hono',
+  'ioredis',
+  '@aws-sdk/client-dynamodb',
+  'pg',
+  'bullmq',
+];
+/** Subpaths that need their optional peer to load at all. */
+const NEEDS_PEER = { 'service-webhooks/bullmq': 'bullmq' };
 
 /** Shared by both scripts; `load` is `import` or `require`. */
 const body = (load: string) => `
@@ -27,7 +37,14 @@ const subpaths = Object.keys(pkg.exports)
   .filter((key) => key !== './package.json')
   .map((key) => (key === '.' ? 'service-webhooks' : 'service-webhooks/' + key.slice(2)));
 const loaded = {};
-for (const subpath of subpaths) loaded[subpath] = Object.keys(await ${load}(subpath)).sort();
+const refused = {};
+for (const subpath of subpaths) {
+  try {
+    loaded[subpath] = Object.keys(await ${load}(subpath)).sort();
+  } catch (error) {
+    refused[subpath] = [error.code, String(error.message).includes("'bullmq'")];
+  }
+}
 
 const { createWebhooks, WebhookError } = await ${load}('service-webhooks');
 const { webHandler } = await ${load}('service-webhooks/web');
@@ -77,7 +94,7 @@ const ESM = `import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 ${body('import')}
-console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable }));
+console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable }));
 `;
 
 const CJS = `const { readFileSync } = require('node:fs');
@@ -88,7 +105,7 @@ ${body('require')}
   const frameworkFiles = Object.keys(require.cache).filter((file) =>
     ${JSON.stringify(FRAMEWORKS)}.some((name) => file.includes('/node_modules/' + name + '/')),
   );
-  console.log(JSON.stringify({ loaded, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable, frameworkFiles }));
+  console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable, frameworkFiles }));
 })();
 `;
 
@@ -124,7 +141,11 @@ for (const file of ['check.mjs', 'check.cjs']) {
     const { stdout } = await run(process.execPath, [file], { cwd: project });
     const result = JSON.parse(stdout);
     const subpaths = Object.keys(exportsMap).filter((key) => key !== './package.json');
-    expect(Object.keys(result.loaded)).toHaveLength(subpaths.length);
+    expect(Object.keys(result.loaded)).toHaveLength(subpaths.length - Object.keys(NEEDS_PEER).length);
+    // Without its peer the inbox engine fails at once, with the error naming the package to install.
+    expect(result.refused).toEqual({
+      'service-webhooks/bullmq': [file === 'check.mjs' ? 'ERR_MODULE_NOT_FOUND' : 'MODULE_NOT_FOUND', true],
+    });
     for (const [subpath, names] of Object.entries(result.loaded)) {
       expect((names as string[]).length, subpath).toBeGreaterThan(0);
     }

@@ -1,0 +1,46 @@
+/**
+ * `service-webhooks/bullmq`: acknowledge fast, process later. The door (`bullmqInbox`, passed to
+ * `createWebhooks({ inbox })`) verifies, deduplicates and writes each event to a BullMQ queue on Redis
+ * and answers 200 once Redis holds it; workers (`startInboxWorker`, in this process or others) run
+ * the handlers from the queue under the idempotency store's claim, retry on the receiver's own
+ * schedule (days, not the sender's 21 minutes), and dead-letter what still fails; `inboxAdmin` and
+ * `service-webhooks inbox` list, inspect, replay and remove dead letters. BullMQ (≥ 6) and ioredis
+ * (≥ 5) are optional peers: `npm install bullmq ioredis`.
+ *
+ * @example
+ * ```ts
+ * // web.ts: the door
+ * import { createWebhooks } from 'service-webhooks';
+ * import { bullmqInbox } from 'service-webhooks/bullmq';
+ * const webhooks = createWebhooks({ secret, store, inbox: bullmqInbox({ connection: process.env.REDIS_URL! }) });
+ *
+ * // worker.ts: the handlers
+ * import { startInboxWorker } from 'service-webhooks/bullmq';
+ * const webhooks = createWebhooks({ secret, store });
+ * webhooks.on('user.created', async (event, ctx) => sendWelcomeMail(event.data.email, { signal: ctx.signal }));
+ * startInboxWorker(webhooks, { connection: process.env.REDIS_URL! });
+ * ```
+ * @packageDocumentation
+ */
+
+export {
+  type DeadLetter,
+  type DeadLetterPage,
+  type InboxAdmin,
+  type InboxAdminOptions,
+  inboxAdmin,
+  type Replay,
+} from './admin.js';
+export { formatDuration, INBOX_DEFAULTS, type InboxBackoff } from './backoff.js';
+export type { InboxConnection, InboxLocation } from './connection.js';
+export { DeadLetterError, InboxBacklogError } from './errors.js';
+export {
+  type BullmqInbox,
+  type BullmqInboxOptions,
+  bullmqInbox,
+  type InboxBullQueue,
+} from './inbox-queue.js';
+export { DEFAULT_QUEUE_NAME, type InboxJobData, type InboxJobName } from './job-data.js';
+export type { InboxLogger, InboxLogRecord } from './log.js';
+export { type InboxMonitorOptions, type InboxStats, inboxStats } from './stats.js';
+export { type InboxWorker, type InboxWorkerOptions, startInboxWorker } from './worker.js';

@@ -1,0 +1,377 @@
+/**
+ * The worker's side of the inbox: BullMQ workers that run each queued event through
+ * `webhooks.process`, retry it on the receiver's own schedule, and dead-letter it after the last
+ * attempt.
+ */
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import {
+  ConfigurationError,
+  EventDeadLetteredError,
+  type ProcessOptions,
+  type ProcessResult,
+  WebhookError,
+  type WebhookEvent,
+  type Webhooks,
+} from 'service-webhooks';
+import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, schedule } from './backoff.js';
+import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
+import type { InboxBullQueue } from './inbox-queue.js';
+import { DEFAULT_QUEUE_NAME, entryOf, type InboxJobData, type InboxJobName } from './job-data.js';
+import { type InboxLogger, inboxLog } from './log.js';
+import { InboxMonitor, type InboxMonitorOptions, type InboxStats, inboxStats } from './stats.js';
+
+/**
+ * Options of {@link startInboxWorker}.
+ *
+ * @example
+ * ```ts
+ * startInboxWorker(webhooks, {
+ *   connection: process.env.REDIS_URL!,
+ *   concurrency: 20,
+ *   attempts: 30,
+ *   backoff: { initialDelayMs: 30_000, maxDelayMs: 6 * 3_600_000 },
+ * });
+ * ```
+ */
+export interface InboxWorkerOptions extends InboxLocation {
+  /**
+   * Redis: a URL (the worker makes its clients), or an ioredis client made with
+   * `{ maxRetriesPerRequest: null }`, as BullMQ's blocking fetch needs; the worker duplicates it for
+   * its own connections and never closes it. Not the door's fail-fast client.
+   */
+  readonly connection: InboxConnection;
+  /**
+   * Events this worker runs at once.
+   * @default 10
+   */
+  readonly concurrency?: number;
+  /**
+   * Attempts at an event before it is dead-lettered, the first included. An attempt that found the
+   * event held by another worker (`EventInProgressError`) does not count: it waits out the other
+   * worker's lease instead.
+   * @default 25
+   */
+  readonly attempts?: number;
+  /**
+   * The delays between attempts.
+   * @default { initialDelayMs: 10_000, multiplier: 2, maxDelayMs: 14_400_000, jitter: 0.1 }: 25 attempts over about 2.4 days
+   */
+  readonly backoff?: InboxBackoff;
+  /**
+   * Budget of the handlers of one attempt; `ctx.signal` aborts at the end of it and the attempt
+   * fails with `HandlerTimeoutError` (and is retried).
+   * @default 300_000, the core's default for `process`
+   */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * BullMQ's lock on a running job, renewed while it runs: after a worker died, its events run again
+   * elsewhere once the lock ended and a stalled-job check found them (at most
+   * `lockDurationMs + stalledIntervalMs`), and then once the dead worker's claim in the store ended
+   * (`leaseSeconds`).
+   * @default 30_000
+   */
+  readonly lockDurationMs?: number;
+  /**
+   * How often a worker looks for running jobs whose worker died.
+   * @default 30_000
+   */
+  readonly stalledIntervalMs?: number;
+  /**
+   * Times an event may be found abandoned by a dead worker before it is dead-lettered: an event that
+   * crashes every worker that runs it (out of memory, a native crash) must not take them down forever.
+   * @default 5
+   */
+  readonly maxStalledCount?: number;
+  /**
+   * How many handled events' jobs stay in Redis, newest first, for inspection; 0 removes each at once.
+   * (The idempotency store, not these jobs, keeps handled events from running again.)
+   * @default 1_000
+   */
+  readonly keepCompleted?: number;
+  /**
+   * Read the inbox's figures every `intervalMs`, log them and report a backlog to `onError`; `false`
+   * turns it off. Every worker process runs its own monitor.
+   * @default { intervalMs: 60_000, maxWaitMs: 600_000 }
+   */
+  readonly monitor?: InboxMonitorOptions | false;
+  /** A name for this worker, stored on the jobs it runs (BullMQ's `name`). */
+  readonly name?: string;
+  /**
+   * Where the worker logs its start, retries, recoveries from dead workers, dead letters and the
+   * monitor's figures: pass the receiver's pino or console. Its own option, since the receiver's
+   * `logger` is typed for delivery records (each run's delivery record still goes there).
+   */
+  readonly logger?: InboxLogger;
+}
+
+/**
+ * A running inbox worker.
+ *
+ * @example
+ * ```ts
+ * const worker = startInboxWorker(webhooks, { connection: process.env.REDIS_URL! });
+ * process.once('SIGTERM', () => void worker.close());
+ * ```
+ */
+export interface InboxWorker {
+  /** The BullMQ worker (for its events; pause/resume). */
+  readonly worker: Worker<InboxJobData, ProcessResult, InboxJobName>;
+  /** The inbox queue, on the worker's connection. */
+  readonly queue: InboxBullQueue;
+  /** Resolves once connected to Redis and fetching events. */
+  waitUntilReady(): Promise<void>;
+  /** The inbox's figures now. */
+  stats(): Promise<InboxStats>;
+  /**
+   * Stop taking events, wait for the running handlers to settle (each at most `handlerTimeoutMs`),
+   * and close the connections the worker made. `force` does not wait: the running events are then
+   * run again elsewhere once their lock and lease end, as after a crash.
+   */
+  close(force?: boolean): Promise<void>;
+}
+
+/** Why an attempt failed, as BullMQ records it (`failedReason`, the stack) and the core's error. */
+class AttemptFailedError extends Error {
+  override name = 'AttemptFailedError';
+  constructor(error: unknown) {
+    const { message, stack } = describeFailure(error);
+    super(message, { cause: error });
+    if (stack !== undefined) this.stack = stack;
+  }
+}
+
+/**
+ * The last attempt's failure: unrecoverable for BullMQ, which then moves the job to the failed set
+ * (the dead-letter list) instead of retrying it.
+ */
+class LastAttemptFailedError extends UnrecoverableError {
+  constructor(error: unknown) {
+    const { message, stack } = describeFailure(error);
+    super(message);
+    // BullMQ recognises the error by class or by this name; keep both.
+    this.name = 'UnrecoverableError';
+    this.cause = error;
+    if (stack !== undefined) this.stack = stack;
+  }
+}
+
+/**
+ * `code: what happened`, with the handler's own message when it threw, and the stack of what threw:
+ * what `inbox show` prints as the last error.
+ */
+function describeFailure(error: unknown): { message: string; stack: string | undefined } {
+  if (error instanceof WebhookError) {
+    const cause = error.cause;
+    const detail =
+      cause instanceof Error ? cause.message : cause === undefined ? error.message : String(cause);
+    return {
+      message: `${error.code}: ${detail}`,
+      stack: cause instanceof Error ? cause.stack : error.stack,
+    };
+  }
+  if (error instanceof Error) return { message: error.message, stack: error.stack };
+  return { message: String(error), stack: undefined };
+}
+
+function positive(what: string, name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new ConfigurationError(
+      `${what} \`${name}\` must be a whole number ≥ ${min}; got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** The worker needs a client BullMQ can block on: its retries per request must be unlimited. */
+function checkBlockingClient(connection: InboxConnection, what: string): void {
+  if (typeof connection === 'string') return;
+  const options = (connection as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: object } })
+    .options;
+  const retries =
+    (options?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined)?.maxRetriesPerRequest ??
+    options?.maxRetriesPerRequest;
+  if (retries !== null && retries !== undefined) {
+    throw new ConfigurationError(
+      `${what} needs a client made with { maxRetriesPerRequest: null } (BullMQ's workers block on Redis and must retry forever); this one has ${String(retries)}. Pass a redis:// URL, or a client of its own, not the door's fail-fast one.`,
+    );
+  }
+}
+
+/**
+ * Run the handlers of queued events: each job of the inbox goes through `webhooks.process` (claim in
+ * the idempotency store, handlers with `ctx.attempt`, `ctx.receivedAt` and `ctx.signal`, completion),
+ * so that however often BullMQ delivers it (a worker killed mid-handler, a stalled job, a second write
+ * by the door) its handlers complete once. A failed attempt is retried on `backoff` until `attempts`;
+ * the last failure moves the event to the dead-letter list (BullMQ's failed set) and reports
+ * `EventDeadLetteredError` to `onError`. Start as many as you like, in this process or others.
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { startInboxWorker } from 'service-webhooks/bullmq';
+ * import { RedisStore } from 'service-webhooks/redis';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: new RedisStore({ client }) });
+ * webhooks.on('payment.succeeded', async (event, ctx) => {
+ *   await ledger.record(event.data, { signal: ctx.signal }); // ctx.attempt, ctx.receivedAt
+ * });
+ * const worker = startInboxWorker(webhooks, { connection: process.env.REDIS_URL!, concurrency: 20 });
+ * process.once('SIGTERM', () => void worker.close());
+ * ```
+ */
+export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions): InboxWorker {
+  const what = 'startInboxWorker()';
+  if (typeof webhooks?.process !== 'function') {
+    throw new ConfigurationError(
+      `${what} needs the receiver made by createWebhooks() as its first argument.`,
+    );
+  }
+  const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, what);
+  const concurrency = positive(what, 'concurrency', options.concurrency, 10);
+  const attempts = positive(what, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
+  const retries = schedule(options.backoff, what);
+  const handlerTimeoutMs =
+    options.handlerTimeoutMs === undefined
+      ? undefined
+      : positive(what, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const lockDuration = positive(what, 'lockDurationMs', options.lockDurationMs, 30_000);
+  const stalledInterval = positive(what, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
+  const maxStalledCount = positive(what, 'maxStalledCount', options.maxStalledCount, 5, 0);
+  const keepCompleted = positive(what, 'keepCompleted', options.keepCompleted, 1_000, 0);
+  checkBlockingClient(options.connection, what);
+  const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
+  const monitorInterval =
+    monitorOptions && positive(what, 'monitor.intervalMs', monitorOptions.intervalMs, 60_000);
+  const maxDepth =
+    monitorOptions && positive(what, 'monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0);
+  const maxWaitMs =
+    monitorOptions && positive(what, 'monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0);
+
+  const opened = openClient(options.connection, { maxRetriesPerRequest: null }, what);
+  const log = (level: 'info' | 'warn' | 'error', record: Record<string, unknown>, message: string) =>
+    inboxLog(options.logger, level, { inbox: queueName, ...record }, message);
+
+  const processor = async (
+    job: Job<InboxJobData, ProcessResult, InboxJobName>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<ProcessResult> => {
+    const attempt = job.attemptsMade + 1;
+    const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt };
+    if (signal) run.signal = signal;
+    if (handlerTimeoutMs !== undefined) run.handlerTimeoutMs = handlerTimeoutMs;
+    if (job.data?.replay) run.replayId = job.data.replay.id;
+    try {
+      return await webhooks.process(entryOf(job.data), run);
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === 'event_in_progress' && token !== undefined) {
+        // Another run of this event holds its claim: a worker that is handling it now (a stalled job
+        // BullMQ handed out again, a second write), or one that died and whose lease has not ended.
+        // Not this event's failure, so no attempt is spent: come back once that lease is over, when
+        // the event is either handled (this run is then a duplicate) or free to claim.
+        const retryAfterSeconds = (error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 5;
+        const delayMs = Math.round(retryAfterSeconds * 1000 * (1 + 0.2 * Math.random()));
+        await job.moveToDelayed(Date.now() + delayMs, token);
+        log(
+          'info',
+          { jobId: job.id, eventId: job.data.event.id, delayMs },
+          'webhook inbox: event held by another worker; deferred',
+        );
+        throw new DelayedError();
+      }
+      // process() has reported the failure to onError already; BullMQ records it on the job.
+      throw attempt >= attempts ? new LastAttemptFailedError(error) : new AttemptFailedError(error);
+    }
+  };
+
+  const worker = new Worker<InboxJobData, ProcessResult, InboxJobName>(queueName, processor, {
+    connection: opened.client,
+    ...prefix,
+    concurrency,
+    lockDuration,
+    stalledInterval,
+    maxStalledCount,
+    removeOnComplete: { count: keepCompleted },
+    settings: { backoffStrategy: (failedAttempts: number) => retries.delayMs(failedAttempts) },
+    ...(options.name === undefined ? {} : { name: options.name }),
+  });
+  const queue: InboxBullQueue = new Queue<InboxJobData, unknown, InboxJobName>(queueName, {
+    connection: opened.client,
+    ...prefix,
+  });
+
+  worker.on('failed', (job, error) => {
+    // `job` is missing only when a removeOnFail option dropped it: the worker sets none.
+    if (!job) return;
+    // A job someone wrote by hand may hold no event: it still fails and is dead-lettered, by job id.
+    const event = job.data?.event as WebhookEvent | undefined;
+    const eventId = typeof event?.id === 'string' ? event.id : `(job ${job.id})`;
+    const cause = (error as { cause?: unknown }).cause ?? error;
+    const record = {
+      jobId: job.id,
+      eventId,
+      eventType: event?.type,
+      attempt: job.attemptsMade,
+      err: cause,
+    };
+    if (job.finishedOn === undefined) {
+      // BullMQ scheduled the next attempt.
+      log('warn', { ...record, nextAttemptInMs: job.delay }, 'webhook inbox: attempt failed; retrying');
+      return;
+    }
+    log('error', record, 'webhook inbox: event dead-lettered after its last attempt');
+    webhooks.report(new EventDeadLetteredError(eventId, job.attemptsMade, { cause }), event);
+  });
+  worker.on('stalled', (jobId) => {
+    log(
+      'warn',
+      { jobId },
+      'webhook inbox: event abandoned by a worker that stopped (crash, blocked event loop); running it again',
+    );
+  });
+  // Connection trouble comes as `error` events, one per reconnection attempt: say it once a minute.
+  let lastConnectionWarning = 0;
+  const onConnectionError = (error: Error) => {
+    const now = Date.now();
+    if (now - lastConnectionWarning < 60_000) return;
+    lastConnectionWarning = now;
+    log('warn', { err: error }, 'webhook inbox: Redis connection error (BullMQ reconnects by itself)');
+  };
+  worker.on('error', onConnectionError);
+  queue.on('error', onConnectionError);
+
+  const monitor =
+    monitorOptions &&
+    new InboxMonitor(
+      webhooks,
+      queue,
+      { intervalMs: monitorInterval!, maxDepth: maxDepth!, maxWaitMs: maxWaitMs! },
+      options.logger,
+    );
+  log(
+    'info',
+    { concurrency, attempts, retrySpanMs: retries.spanMs(attempts) },
+    `webhook inbox worker started: ${attempts} attempts over about ${formatDuration(retries.spanMs(attempts))}`,
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    queue,
+    waitUntilReady: async () => {
+      await worker.waitUntilReady();
+      await queue.waitUntilReady();
+    },
+    stats: () => inboxStats(queue),
+    close: (force = false) => {
+      closing ??= (async () => {
+        monitor?.stop();
+        await worker.close(force);
+        await queue.close();
+        await opened.close();
+      })();
+      return closing;
+    },
+  };
+}
