@@ -14,6 +14,7 @@ import { relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
+import { functionUrlEvent } from '../test/adapters/fixtures/lambda-events.js';
 import {
   bodyTemplate,
   bodyText,
@@ -141,40 +142,20 @@ async function report(variant: ColdStartVariant): Promise<{ report: BundleReport
   return { report: { bytes: code.byteLength, gzip, inputs, packageGzip }, code };
 }
 
-/** A signed API Gateway HTTP API (payload 2.0) event carrying a 2 KiB delivery, for each variant. */
+/** A signed Function URL (payload 2.0) event carrying a 2 KiB delivery, for each variant. */
 function eventFor(variant: ColdStartVariant): string {
   const id = eventId(runNonce(), 0);
-  const body = bodyText(bodyTemplate(2048), id);
+  const body = Buffer.from(bodyText(bodyTemplate(2048), id), 'utf8');
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-    host: 'abcdefghij.lambda-url.us-east-1.on.aws',
+    'content-length': String(body.byteLength),
     'user-agent': 'bench',
     ...(variant === 'ours'
       ? { 'x-service-signature': sign(body) }
       : { 'x-hub-signature-256': sign(body), 'x-github-event': 'push', 'x-github-delivery': id }),
   };
-  return JSON.stringify({
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: '/',
-    rawQueryString: '',
-    headers,
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abcdefghij',
-      domainName: 'abcdefghij.lambda-url.us-east-1.on.aws',
-      domainPrefix: 'abcdefghij',
-      http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'bench' },
-      requestId: 'bench',
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
-    body,
-    isBase64Encoded: false,
-  });
+  // The adapter tests' event shape (AWS's documented example), so both measure the same event.
+  return JSON.stringify(functionUrlEvent({ method: 'POST', headers, body, base64: false }));
 }
 
 function sample(bundlePath: string, eventPath: string): ColdStartSample {

@@ -20,6 +20,7 @@ import {
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { functionUrlEvent } from '../../adapters/fixtures/lambda-events.js';
 import { ROOT } from '../../support/paths.js';
 import { spawnProcess } from '../../support/process.js';
 import {
@@ -60,30 +61,15 @@ afterAll(async () => {
   console.log(`\nFirst-connection timings (storeTimeoutMs ${STORE_TIMEOUT_MS}):\n${figures.join('\n')}`);
 });
 
-/** A signed user.created delivery as an HTTP API (payload 2.0) / Function URL event. */
+/** A signed user.created delivery as a Function URL (payload 2.0) event, the shape of the adapter tests. */
 function httpApiEvent(): APIGatewayProxyEventV2 {
-  const body = JSON.stringify(createTestEvent('user.created'));
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: '/',
-    rawQueryString: '',
+  const body = new TextEncoder().encode(JSON.stringify(createTestEvent('user.created')));
+  return functionUrlEvent({
+    method: 'POST',
     headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, SECRET) },
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'test',
-      domainName: 'test.lambda-url.us-east-1.on.aws',
-      domainPrefix: 'test',
-      http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
-      requestId: 'cold-start',
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
     body,
-    isBase64Encoded: false,
-  };
+    base64: false,
+  });
 }
 
 interface ColdStart {
