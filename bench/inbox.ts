@@ -16,7 +16,6 @@
  * {@link inboxRows}; `npx tsx bench/inbox.ts` runs this section alone (BENCH_QUICK=1: a few seconds).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
@@ -25,6 +24,7 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { LatencyHistogram } from './latency-histogram.js';
+import { compiledScript } from './receiver-script.js';
 import {
   bodyTemplate,
   bodyText,
@@ -178,36 +178,12 @@ async function runChild(options: ChildOptions): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // The parent: compiling the child, starting and stopping it, loading it.
 
-let compiled: Promise<string> | undefined;
-
 /**
  * This file compiled to one plain ESM file, packages (the library included) left as imports, so the
  * children run as an app's processes do: without tsx's loader thread (see bench/receiver-script.ts).
  */
 function childScript(): Promise<string> {
-  compiled ??= (async () => {
-    const { build } = await import('tsup');
-    const outDir = fileURLToPath(new URL(`./.tmp/inbox-${process.pid}`, import.meta.url));
-    process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
-    await build({
-      config: false,
-      entry: { inbox: fileURLToPath(import.meta.url) },
-      outDir,
-      format: ['esm'],
-      outExtension: () => ({ js: '.mjs' }),
-      platform: 'node',
-      target: 'node20',
-      tsconfig: fileURLToPath(new URL('./tsconfig.json', import.meta.url)),
-      skipNodeModulesBundle: true,
-      external: [/^service-webhooks(\/.*)?$/],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-    return `${outDir}/inbox.mjs`;
-  })();
-  return compiled;
+  return compiledScript('inbox', fileURLToPath(import.meta.url));
 }
 
 interface Child {

@@ -13,31 +13,43 @@ import { build } from 'tsup';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-let compiled: Promise<string> | undefined;
+const compiled = new Map<string, Promise<string>>();
 
-/** The path of server.ts compiled to one ESM file; packages, the library included, stay imports. */
+/**
+ * `entry` (a bench script) compiled once per bench run to one plain ESM file named `name.mjs`;
+ * packages, the library included, stay imports, so the library is measured as built in dist/,
+ * through its package name, as an app imports it.
+ */
+export function compiledScript(name: string, entry: string): Promise<string> {
+  let script = compiled.get(name);
+  if (!script) {
+    script = (async () => {
+      const outDir = here(`./.tmp/${name}-${process.pid}`);
+      process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+      await build({
+        config: false,
+        entry: { [name]: entry },
+        outDir,
+        format: ['esm'],
+        outExtension: () => ({ js: '.mjs' }),
+        platform: 'node',
+        target: 'node20',
+        tsconfig: here('./tsconfig.json'),
+        skipNodeModulesBundle: true,
+        external: [/^service-webhooks(\/.*)?$/],
+        dts: false,
+        sourcemap: false,
+        clean: true,
+        silent: true,
+      });
+      return `${outDir}/${name}.mjs`;
+    })();
+    compiled.set(name, script);
+  }
+  return script;
+}
+
+/** The path of server.ts, the HTTP receivers' script, compiled. */
 export function receiverScript(): Promise<string> {
-  compiled ??= (async () => {
-    const outDir = here(`./.tmp/receiver-${process.pid}`);
-    process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
-    await build({
-      config: false,
-      entry: { server: here('./server.ts') },
-      outDir,
-      format: ['esm'],
-      outExtension: () => ({ js: '.mjs' }),
-      platform: 'node',
-      target: 'node20',
-      tsconfig: here('./tsconfig.json'),
-      // The library is measured as built in dist/, through its package name, as an app imports it.
-      skipNodeModulesBundle: true,
-      external: [/^service-webhooks(\/.*)?$/],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-    return `${outDir}/server.mjs`;
-  })();
-  return compiled;
+  return compiledScript('server', here('./server.ts'));
 }
