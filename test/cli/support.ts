@@ -1,68 +1,40 @@
 /** Processes and HTTP helpers shared by the CLI tests. */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt, distPath, ROOT } from '../support/paths.js';
+import { spawnProcess, startProcess } from '../support/process.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export { ROOT };
+export const CLI = distPath('cli.js');
 const RECEIVER = fileURLToPath(new URL('./fixtures/express-receiver.ts', import.meta.url));
 const FAN_OUT_RECEIVER = fileURLToPath(new URL('./fixtures/fan-out-receiver.ts', import.meta.url));
 
-/** The tests run the built bin, as users do; `npm test` builds first. */
+/** The tests run the built bin, as users do; the package tier builds it first. */
 export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm test does).`);
+  assertBuilt('cli.js');
 }
 
 /** A child process whose output is collected. */
 export interface Child {
   readonly child: ChildProcess;
+  /** stdout and stderr together, as printed. */
   output(): string;
   stop(): Promise<void>;
 }
 
-function collect(child: ChildProcess): { output: () => string; exited: Promise<unknown> } {
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { output: () => output, exited };
-}
-
-function startChild(
+async function startChild(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
-): Promise<Child & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, args, {
+): Promise<Child & { match: RegExpMatchArray }> {
+  const started = await startProcess(process.execPath, args, {
+    name: args.join(' '),
     cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+    ready,
+    timeoutMs: 30_000,
   });
-  const { output, exited } = collect(child);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${output()}`)), 30_000);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`${args.join(' ')} exited before it was ready: ${output()}`));
-    });
-    child.stdout?.on('data', () => {
-      const match = ready.exec(output());
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, output, stop, match });
-      }
-    });
-  });
+  return { child: started.child, output: started.combined, stop: () => started.stop(), match: started.match };
 }
 
 /** `service-webhooks sandbox` on a free port, with extra environment `env`; `url` ends in /v1. */
@@ -93,24 +65,17 @@ export async function startFanOutReceiverProcess(
 }
 
 /** Run the CLI to completion. */
-export function runCli(
+export async function runCli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const run = spawnProcess(process.execPath, [CLI, ...args], {
+    name: `service-webhooks ${args.join(' ')}`,
     cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  await run.exited;
+  return { code: run.child.exitCode, stdout: run.output(), stderr: run.stderr() };
 }
 
 /** A JSON API call with a test key. */
