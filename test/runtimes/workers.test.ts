@@ -209,7 +209,14 @@ describe(`${RUNTIME} behind a forwarding Worker (the shape of wrangler dev's pro
         expect(receiver.output()).not.toContain(refused.id);
       }
       const after = createTestEvent('user.created');
-      expect((await send(new TextEncoder().encode(JSON.stringify(after)))).status).toBe(200);
+      const afterBody = new TextEncoder().encode(JSON.stringify(after));
+      let answer = await send(afterBody);
+      // After a refused 8 MiB upload fetch may keep the connection workerd then reset in its pool (the
+      // answer came while it was still writing); the request on it fails at once, without reaching the
+      // proxy, and the socket is dropped. The sender's retry comes minutes later on a new connection:
+      // so does this one. What must hold is that the proxy answers it.
+      if (answer.status === 0) answer = await send(afterBody);
+      expect(answer.status).toBe(200);
       expect(receiver.output()).toContain(`user.created ${event.id} `);
     } finally {
       await receiver.close();
