@@ -10,7 +10,7 @@ import {
   WebhookError,
 } from './errors.js';
 import { type Eventual, settled } from './eventual.js';
-import { type Ending, ExactlyOnce, HANDLED, QUEUED, Run, type Settle } from './guarded-run.js';
+import { type Ending, ExactlyOnce, HANDLED, QUEUED, Run, type RunKind, type Settle } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
 import type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
@@ -133,6 +133,10 @@ class WebhookReceiver implements Webhooks {
   /** Says on stderr when every delivery is refused for a reason of this receiver's setup (no logger). */
   readonly #watch: MisconfigurationWatch | undefined;
   readonly bodyBudget: BodyBudget;
+  /** The three kinds of run, made once: handlers in the request, a write at an inbox's door, a worker's run. */
+  readonly #inRequest: RunKind<WebhookResponse>;
+  readonly #atDoor: RunKind<WebhookResponse>;
+  readonly #inWorker: RunKind<Ending>;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
@@ -145,6 +149,9 @@ class WebhookReceiver implements Webhooks {
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = logger ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
+    this.#inRequest = { work: this.#runHandlers, finish: this.#respond, success: HANDLED, inboxRun: false };
+    this.#atDoor = { work: this.#enqueue, finish: this.#respond, success: QUEUED, inboxRun: false };
+    this.#inWorker = { work: this.#runHandlers, finish: this.#ending, success: HANDLED, inboxRun: true };
   }
 
   get maxBodyBytes(): number {
@@ -213,23 +220,10 @@ class WebhookReceiver implements Webhooks {
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
     const started = this.#observers.logger ? performance.now() : 0;
-    const run = new Run(
-      event,
-      secretIndex,
-      this.#dedupTtlMs,
-      started,
-      this.#runHandlers,
-      this.#ending,
-      HANDLED,
-      {
-        replayId,
-      },
-    );
+    const run = new Run(this.#inWorker, event, secretIndex, this.#dedupTtlMs, started, receivedAt);
     run.handlers = this.#registry.handlersFor(event.type);
     run.timeoutMs = options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
-    run.attempt = options.attempt ?? 1;
-    run.receivedAt = receivedAt;
-    run.signal = options.signal;
+    run.worker = { attempt: options.attempt ?? 1, signal: options.signal, replayId };
     const ending = await this.#exactlyOnce.run(this.#verifier.store, run);
     if (ending.code === 'handled' || ending.code === 'duplicate') return ending.code;
     // A claim held elsewhere is not a failure in a worker (a redelivery after a crash meets the dead
@@ -276,24 +270,23 @@ class WebhookReceiver implements Webhooks {
     this.#watch?.verified();
     const { event, secretIndex, rememberMs, receivedAt } = verified;
     if (this.#options.inbox) {
-      const run = new Run(event, secretIndex, rememberMs, started, this.#enqueue, this.#respond, QUEUED);
-      run.receivedAt = receivedAt;
+      const run = new Run(this.#atDoor, event, secretIndex, rememberMs, started, receivedAt);
       return this.#exactlyOnce.run(this.#verifier.store, run);
     }
     const handlers = this.#registry.handlersFor(event.type);
     // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
     if (handlers.length === 0) return this.#answer({ started, event, secretIndex }, HANDLED);
-    const run = new Run(event, secretIndex, rememberMs, started, this.#runHandlers, this.#respond, HANDLED);
+    const run = new Run(this.#inRequest, event, secretIndex, rememberMs, started, receivedAt);
     run.handlers = handlers;
     run.timeoutMs = timeoutMs;
-    run.receivedAt = receivedAt;
     return this.#exactlyOnce.run(this.#verifier.store, run);
   }
 
   /** The work of a run in the request or in a worker: the event's handlers, within the budget. */
   readonly #runHandlers = <A>(run: Run<A>, settle: Settle<A>): Eventual<A> => {
-    const context = new DeliveryContext(run.secretIndex, run.attempt, run.receivedAt);
-    const { signal } = run;
+    const { worker } = run;
+    const context = new DeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt);
+    const signal = worker?.signal;
     if (signal) {
       if (signal.aborted) context.abort(signal.reason);
       else signal.addEventListener('abort', () => context.abort(signal.reason), { once: true });

@@ -36,12 +36,44 @@ export type Work<A> = (run: Run<A>, settle: Settle<A>) => Eventual<A>;
 export type Finish<A> = (run: Run<A>, ending: Ending, late: boolean) => A;
 
 /**
+ * What runs of one kind share, made once per receiver: the request's handler runs, the inbox door's
+ * writes, a worker's runs. Kept apart from the run so that a run, made per delivery, stays small.
+ */
+export interface RunKind<A> {
+  readonly work: Work<A>;
+  readonly finish: Finish<A>;
+  /** What a success answers: `handled`, or `queued` at an inbox's door. */
+  readonly success: Ending;
+  /** Inbox runs are keyed apart from the door (see `ScopedStore.runKeyFor`) and never fail open. */
+  readonly inboxRun: boolean;
+}
+
+/** A worker's own run options (see `Webhooks.process`), validated. */
+export interface WorkerRun {
+  readonly attempt: number;
+  readonly signal: AbortSignal | undefined;
+  readonly replayId: string | undefined;
+}
+
+/** The lease renewal of work that outlives its answer, or of a worker's run: made when first needed. */
+interface Renewal {
+  timeout: PendingTimeout | undefined;
+  /** Until when (`performance.now()`) the lease is renewed at the most. */
+  until: number;
+  /** The work settled: renewals stop. */
+  settled: boolean;
+  /** Another attempt took the event over while the work ran; reported once. */
+  lost: boolean;
+}
+
+/**
  * One attempt at an event, past verification: the claim, the work it guards, and the completion, as
- * the store, the renewal timer and the log see it.
+ * the store and the log see it.
  */
 export class Run<A> {
   // Declared here, assigned in the constructor in one fixed order: a run is made per delivery, and
   // plain assignments build it faster than class field initializers do.
+  declare readonly kind: RunKind<A>;
   declare readonly event: WebhookEvent;
   /** The key the claim is made under: the id as verified, whatever a handler does to `event`. */
   declare readonly eventId: string;
@@ -50,65 +82,43 @@ export class Run<A> {
   declare readonly rememberMs: number;
   /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
   declare readonly started: number;
-  declare readonly work: Work<A>;
-  declare readonly finish: Finish<A>;
-  /** What a success answers: `handled`, or `queued` at an inbox's door. */
-  declare readonly success: Ending;
-  /** Inbox runs are keyed apart from the door (see `ScopedStore.runKeyFor`); replays apart again. */
-  declare readonly inboxRun: boolean;
-  declare readonly replayId: string | undefined;
+  /** When the receiver got the event (Unix ms): at the door, for a worker's run. */
+  declare readonly receivedAt: number;
   declare readonly token: string;
-  /** For handler runs: the handlers, their budget, the attempt count and when the event was received (Unix ms). */
+  /** For handler runs: the handlers and their budget. */
   declare handlers: readonly WebhookHandler<WebhookEvent>[];
   declare timeoutMs: number;
-  declare attempt: number;
-  declare receivedAt: number;
-  /** A worker's own abort signal (shutdown), passed on to the handlers' `ctx.signal`. */
-  declare signal: AbortSignal | undefined;
+  /** A worker's run options; `undefined` in the request. */
+  declare worker: WorkerRun | undefined;
   declare store: ScopedStore;
   declare key: DedupKey | undefined;
   /** False when the store failed and `onStoreError: 'process'` runs the work unclaimed. */
   declare claimed: boolean;
-  declare settled: boolean;
-  /** Another attempt took the event over while the work ran; reported once. */
-  declare leaseLost: boolean;
-  declare renewal: PendingTimeout | undefined;
-  /** Until when (`performance.now()`) the lease is renewed at the most. */
-  declare renewUntil: number;
+  declare renewal: Renewal | undefined;
 
   constructor(
+    kind: RunKind<A>,
     event: WebhookEvent,
     secretIndex: number,
     rememberMs: number,
     started: number,
-    work: Work<A>,
-    finish: Finish<A>,
-    success: Ending,
-    replay?: { readonly replayId: string | undefined },
+    receivedAt: number,
   ) {
+    this.kind = kind;
     this.event = event;
     this.eventId = event.id;
     this.secretIndex = secretIndex;
     this.rememberMs = rememberMs;
     this.started = started;
-    this.work = work;
-    this.finish = finish;
-    this.success = success;
-    this.inboxRun = replay !== undefined;
-    this.replayId = replay?.replayId;
+    this.receivedAt = receivedAt;
     this.token = nextClaimToken();
     this.handlers = NO_HANDLERS;
     this.timeoutMs = 0;
-    this.attempt = 1;
-    this.receivedAt = 0;
-    this.signal = undefined;
+    this.worker = undefined;
     this.store = undefined as unknown as ScopedStore;
     this.key = undefined;
     this.claimed = true;
-    this.settled = false;
-    this.leaseLost = false;
     this.renewal = undefined;
-    this.renewUntil = 0;
   }
 }
 
@@ -139,7 +149,9 @@ export class ExactlyOnce {
   /** Claim, work, settle, and answer through `run.finish`. Inbox runs never fail open: the queue retries. */
   run<A>(store: ScopedStore, run: Run<A>): Eventual<A> {
     run.store = store;
-    const key = run.inboxRun ? store.runKeyFor(run.eventId, run.replayId) : store.keyFor(run.eventId);
+    const key = run.kind.inboxRun
+      ? store.runKeyFor(run.eventId, run.worker?.replayId)
+      : store.keyFor(run.eventId);
     if (key === undefined) {
       // The scope is still being derived (Web Crypto, first deliveries only).
       return store.prefixes.then(
@@ -162,12 +174,12 @@ export class ExactlyOnce {
       // A worker's budget (minutes) is longer than a lease: its claim is renewed from the start, so
       // a redelivery of the job meanwhile finds the event in progress. A request's budget is shorter
       // than the lease, so only its late work needs renewing.
-      if (run.inboxRun) this.#renewFromStart(run);
-      return run.work(run, this.#settle);
+      if (run.kind.inboxRun) this.#renewFromStart(run);
+      return run.kind.work(run, this.#settle);
     }
-    if (state === 'completed') return run.finish(run, DUPLICATE, false);
+    if (state === 'completed') return run.kind.finish(run, DUPLICATE, false);
     if (state === 'in_progress')
-      return run.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)), false);
+      return run.kind.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)), false);
     return this.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
   };
 
@@ -177,9 +189,9 @@ export class ExactlyOnce {
     releaseQuietly(run);
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
     this.#observers.report(error, run.event);
-    if (!this.#failOpen || run.inboxRun) return run.finish(run, failedWith(error), false);
+    if (!this.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error), false);
     run.claimed = false;
-    return run.work(run, this.#settle);
+    return run.kind.work(run, this.#settle);
   };
 
   readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> => {
@@ -189,10 +201,13 @@ export class ExactlyOnce {
 
   /** Step 7: complete the claim after a success, release it after a failure; then answer. */
   #record<A>(run: Run<A>, outcome: HandlerOutcome, late: boolean): Eventual<A> {
-    run.settled = true;
-    if (run.renewal) this.#renewals?.cancel(run.renewal);
+    const renewal = run.renewal;
+    if (renewal) {
+      renewal.settled = true;
+      if (renewal.timeout) this.#renewals?.cancel(renewal.timeout);
+    }
     if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error, late);
-    if (!run.claimed) return run.finish(run, run.success, late);
+    if (!run.claimed) return run.kind.finish(run, run.kind.success, late);
     let completed: Eventual<CompleteResult>;
     try {
       completed = run.store.complete(run.key!, run.token, run.rememberMs);
@@ -209,12 +224,12 @@ export class ExactlyOnce {
 
   readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
     if (result === 'lost') this.#leaseLost(run);
-    return run.finish(run, run.success, false);
+    return run.kind.finish(run, run.kind.success, false);
   };
 
   readonly #completedLate = <A>(run: Run<A>, result: CompleteResult): A => {
     if (result === 'lost') this.#leaseLost(run);
-    return run.finish(run, run.success, true);
+    return run.kind.finish(run, run.kind.success, true);
   };
 
   readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => this.#completionFailed(run, cause, false);
@@ -228,29 +243,29 @@ export class ExactlyOnce {
       new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
       run.event,
     );
-    return run.finish(run, run.success, late);
+    return run.kind.finish(run, run.kind.success, late);
   }
 
   #release<A>(run: Run<A>, error: WebhookError, late: boolean): Eventual<A> {
     this.#observers.report(error, run.event);
     const ending = failedWith(error);
-    if (!run.claimed) return run.finish(run, ending, late);
+    if (!run.claimed) return run.kind.finish(run, ending, late);
     let released: Eventual<void>;
     try {
       released = run.store.release(run.key!, run.token);
     } catch (cause) {
       released = Promise.reject(cause);
     }
-    if (!(released instanceof Promise)) return run.finish(run, ending, late);
+    if (!(released instanceof Promise)) return run.kind.finish(run, ending, late);
     return released.then(
-      () => run.finish(run, ending, late),
+      () => run.kind.finish(run, ending, late),
       (cause: unknown) => {
         // The lease still ends by itself before the sender's first retry.
         this.#observers.report(
           new StoreUnavailableError('The store failed to release the claim.', { cause }),
           run.event,
         );
-        return run.finish(run, ending, late);
+        return run.kind.finish(run, ending, late);
       },
     );
   }
@@ -263,9 +278,9 @@ export class ExactlyOnce {
   #answerEarly<A>(run: Run<A>, outcome: Extract<HandlerOutcome, { kind: 'timed_out' }>): A {
     this.#observers.report(outcome.error, run.event);
     // A worker's claim is being renewed already (from the start); a request's starts now.
-    if (run.claimed && run.renewal === undefined) this.#renew(run);
+    if (run.claimed && run.renewal === undefined) this.#renew(this.#renewalOf(run, 0), run);
     outcome.rest.then((rest) => this.#record(run, rest, true)).then(undefined, () => {});
-    return run.finish(run, failedWith(outcome.error), false);
+    return run.kind.finish(run, failedWith(outcome.error), false);
   }
 
   /**
@@ -273,14 +288,12 @@ export class ExactlyOnce {
    * Only late work gets here, so the fast path pays nothing; one shared timer serves every run.
    * Renewal stops once the sender can no longer retry (its whole schedule has passed).
    */
-  #renew<A>(run: Run<A>): void {
-    if (run.settled || run.leaseLost || !run.store.renews) return;
-    const now = performance.now();
-    if (run.renewUntil === 0) run.renewUntil = now + SENDER_RETRY_SPAN_MS;
-    if (now > run.renewUntil) return;
+  #renew<A>(renewal: Renewal, run: Run<A>): void {
+    if (renewal.settled || renewal.lost || !run.store.renews) return;
+    if (performance.now() > renewal.until) return;
     run.store.renew(run.key!, run.token, this.#leaseMs).then(
       (result) => {
-        if (result === 'renewed') return this.#scheduleRenewal(run);
+        if (result === 'renewed') return this.#scheduleRenewal(renewal, run);
         this.#leaseLost(run);
       },
       (cause: unknown) => {
@@ -290,26 +303,40 @@ export class ExactlyOnce {
           }),
           run.event,
         );
-        this.#scheduleRenewal(run);
+        this.#scheduleRenewal(renewal, run);
       },
     );
   }
 
-  #renewFromStart<A>(run: Run<A>): void {
-    if (!run.store.renews) return;
-    run.renewUntil = performance.now() + run.timeoutMs + SENDER_RETRY_SPAN_MS;
-    this.#scheduleRenewal(run);
+  /** The run's renewal state, made now: renewed until `extraMs` plus the sender's retry span from now. */
+  #renewalOf<A>(run: Run<A>, extraMs: number): Renewal {
+    const renewal: Renewal = {
+      timeout: undefined,
+      until: performance.now() + extraMs + SENDER_RETRY_SPAN_MS,
+      settled: false,
+      lost: false,
+    };
+    run.renewal = renewal;
+    return renewal;
   }
 
-  #scheduleRenewal<A>(run: Run<A>): void {
-    if (run.settled) return;
+  #renewFromStart<A>(run: Run<A>): void {
+    if (!run.store.renews) return;
+    this.#scheduleRenewal(this.#renewalOf(run, run.timeoutMs), run);
+  }
+
+  #scheduleRenewal<A>(renewal: Renewal, run: Run<A>): void {
+    if (renewal.settled) return;
     this.#renewals ??= new TimeoutQueue(Math.max(1, Math.floor(this.#leaseMs / 3)));
-    run.renewal = this.#renewals.add(() => this.#renew(run));
+    renewal.timeout = this.#renewals.add(() => this.#renew(renewal, run));
   }
 
   #leaseLost<A>(run: Run<A>): void {
-    if (run.leaseLost) return;
-    run.leaseLost = true;
+    const renewal = run.renewal;
+    if (renewal) {
+      if (renewal.lost) return;
+      renewal.lost = true;
+    }
     this.#observers.report(new LeaseLostError(run.eventId), run.event);
   }
 }
