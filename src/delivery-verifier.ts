@@ -9,7 +9,7 @@ import {
   SecretUnavailableError,
   type WebhookError,
 } from './errors.js';
-import { type Eventual, isThenable } from './eventual.js';
+import { chain, type Eventual, isThenable } from './eventual.js';
 import type { Observers } from './observers.js';
 import type { ResolvedOptions } from './options.js';
 import { exceedsBytes, toText } from './raw-body.js';
@@ -80,19 +80,17 @@ export class DeliveryVerifier {
       return { ok: false, error: new PayloadTooLargeError() };
     const verify = this.#verify;
     if (verify === undefined) {
-      const loaded = this.#load();
-      if (loaded instanceof Promise) {
-        return loaded.then((error) => (error ? { ok: false, error } : this.verify(body, header)));
-      }
-      return loaded ? { ok: false, error: loaded } : this.verify(body, header);
+      // First use of a `secret` function: a closure is fine on this once-per-receiver path.
+      return chain(
+        this.#load(),
+        undefined,
+        (_, error): Eventual<Verified> => (error ? { ok: false, error } : this.verify(body, header)),
+      );
     }
-    const check = verify(body, header);
-    return check instanceof Promise
-      ? check.then((result) => this.#parse(body, result))
-      : this.#parse(body, check);
+    return chain(verify(body, header), body, this.#parse);
   }
 
-  #parse(body: RawBody, check: SignatureCheck): Verified {
+  readonly #parse = (body: RawBody, check: SignatureCheck): Verified => {
     if (!check.ok) {
       return {
         ok: false,
@@ -125,7 +123,7 @@ export class DeliveryVerifier {
       rememberMs: Math.max(acceptableForMs, this.#dedupTtlMs),
       receivedAt,
     };
-  }
+  };
 
   #apply(secrets: readonly string[]): void {
     const { namespace, store } = this.#options;

@@ -256,10 +256,12 @@ export class ExactlyOnce {
     } catch (cause) {
       released = Promise.reject(cause);
     }
-    if (!(released instanceof Promise)) return run.kind.finish(run, ending, late);
-    return released.then(
+    // A failure's path: closures are fine here.
+    return chain(
+      released,
+      run,
       () => run.kind.finish(run, ending, late),
-      (cause: unknown) => {
+      (_, cause) => {
         // The lease still ends by itself before the sender's first retry.
         this.#observers.report(
           new StoreUnavailableError('The store failed to release the claim.', { cause }),
