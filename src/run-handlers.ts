@@ -122,18 +122,41 @@ export function runHandlersWithin<C, R>(
       () => {
         const error = new HandlerTimeoutError(timeoutMs);
         context.abort(error);
-        resolve(then(thenContext, { kind: 'timed_out', error, rest: running.then(toSucceeded, toFailed) }));
+        settleWith(resolve, then, thenContext, {
+          kind: 'timed_out',
+          error,
+          rest: running.then(toSucceeded, toFailed),
+        });
       },
       started,
       timeoutMs,
     );
     running.then(
       () => {
-        if (timeouts.cancel(timeout)) resolve(then(thenContext, SUCCEEDED));
+        if (timeouts.cancel(timeout)) settleWith(resolve, then, thenContext, SUCCEEDED);
       },
       (cause: unknown) => {
-        if (timeouts.cancel(timeout)) resolve(then(thenContext, toFailed(cause)));
+        if (timeouts.cancel(timeout)) settleWith(resolve, then, thenContext, toFailed(cause));
       },
     );
   });
+}
+
+/**
+ * Resolve with what `then` makes of the outcome. It runs inside a promise reaction: were it to throw
+ * (a bug), the reaction's own promise would reject unobserved and the delivery's never settle,
+ * leaving the sender without an answer. A throw becomes the delivery's rejection instead, which the
+ * receiver answers 500 internal_error. A plain function, not a closure: it runs once per delivery.
+ */
+function settleWith<C, R>(
+  resolve: (value: R | Promise<R>) => void,
+  then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
+  thenContext: C,
+  outcome: HandlerOutcome,
+): void {
+  try {
+    resolve(then(thenContext, outcome));
+  } catch (error) {
+    resolve(Promise.reject(error));
+  }
 }

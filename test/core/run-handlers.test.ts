@@ -9,7 +9,7 @@ import {
   DeliveryContext,
   type HandlerOutcome,
   runInOrder,
-  runHandlersWithin as runWithin,
+  runHandlersWithin as runWith,
   SUCCEEDED,
 } from '../../src/run-handlers.js';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
@@ -80,7 +80,7 @@ const runHandlersWithin = (
   timeouts: TimeoutQueue,
 ) =>
   Promise.resolve(
-    runWithin(
+    runWith(
       handlers,
       on,
       ctx,
@@ -133,6 +133,22 @@ describe('runHandlersWithin', () => {
     if (outcome.kind !== 'timed_out') throw new Error('unreachable');
     await expect(outcome.rest).resolves.toBe(SUCCEEDED);
   });
+});
+
+test('a continuation that throws after an asynchronous handler rejects the run rather than leaving it unsettled', async () => {
+  const bug = new Error('a bug in the continuation');
+  const run = runWith(
+    [async () => {}],
+    event,
+    context(),
+    1_000,
+    new TimeoutQueue(1_000),
+    () => {
+      throw bug;
+    },
+    undefined,
+  );
+  await expect(run).rejects.toBe(bug);
 });
 
 describe('DeliveryContext', () => {
