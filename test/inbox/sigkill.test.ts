@@ -3,8 +3,8 @@
  * one of them killed with SIGKILL every 1.5 seconds (and replaced). Every event's handler completes, and
  * exactly once, but for one window no receiver can close: a worker killed after its handler's last
  * side effect and before the store recorded the completion. That event runs again elsewhere; the
- * test accepts a second run only when it proves to be that (the first run's process was killed, within
- * moments after the run), and fails on any other.
+ * test accepts a second run only when it proves to be that (the first run's process was killed after
+ * the run, and its job never ended with the completion recorded), and fails on any other.
  */
 import { Redis } from 'ioredis';
 import { createTestEvent } from 'service-webhooks/testing';
@@ -25,7 +25,8 @@ import {
 
 const EVENTS = 10_000;
 const KILL_EVERY_MS = 1_500;
-const LEASE_SECONDS = 3;
+// Long enough that a worker's event loop, lagging on a loaded 2-core machine, still renews in time.
+const LEASE_SECONDS = 6;
 
 let redis: RedisServer;
 let client: Redis;
@@ -122,8 +123,11 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
   expect(missing).toEqual([]);
   expect(runs.size).toBe(EVENTS);
 
-  // A second run is the crash window when the first run's process was killed right after that run.
+  // A second run is the crash window when the first run's process was killed after that run and
+  // before the store recorded its completion (its job never ended). Judged by what was recorded, not
+  // by timing: on a loaded machine a killed worker's event loop may lag seconds behind its handler.
   const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
+  const recorded = new Set(await client.lrange(`${logKey}:recorded`, 0, -1));
   const crashWindow: string[] = [];
   const unexplained: string[] = [];
   for (const [eventId, list] of runs) {
@@ -131,7 +135,10 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
     const [first] = [...list].sort((a, b) => a.at - b.at);
     const killed = killedAt.get(first!.pid);
     const explained =
-      list.length === 2 && killed !== undefined && killed >= first!.at && killed - first!.at < 1_000;
+      list.length === 2 &&
+      killed !== undefined &&
+      killed >= first!.at &&
+      !recorded.has(`${eventId} ${first!.pid}`);
     (explained ? crashWindow : unexplained).push(`${eventId}: ${JSON.stringify(list)}`);
   }
   expect(unexplained).toEqual([]);
