@@ -10,7 +10,16 @@ import {
   WebhookError,
 } from './errors.js';
 import { type Eventual, settled } from './eventual.js';
-import { type Ending, ExactlyOnce, HANDLED, QUEUED, Run, type RunKind, type Settle } from './guarded-run.js';
+import {
+  type Ending,
+  ExactlyOnce,
+  HANDLED,
+  QUEUED,
+  Run,
+  type RunKind,
+  type Settle,
+  type WorkerRun,
+} from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
 import type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
@@ -27,7 +36,6 @@ import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import { TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
-  DeliveryOutcome,
   ErrorListener,
   EventFor,
   HandleInput,
@@ -223,8 +231,19 @@ class WebhookReceiver implements Webhooks {
     const run = new Run(this.#inWorker, event, secretIndex, this.#dedupTtlMs, started, receivedAt);
     run.handlers = this.#registry.handlersFor(event.type);
     run.timeoutMs = options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
-    run.worker = { attempt: options.attempt ?? 1, signal: options.signal, replayId };
-    const ending = await this.#exactlyOnce.run(this.#verifier.store, run);
+    const worker: WorkerRun = {
+      attempt: options.attempt ?? 1,
+      signal: options.signal,
+      replayId,
+      detach: undefined,
+    };
+    run.worker = worker;
+    let ending: Ending;
+    try {
+      ending = await this.#exactlyOnce.run(this.#verifier.store, run);
+    } finally {
+      worker.detach?.();
+    }
     if (ending.code === 'handled' || ending.code === 'duplicate') return ending.code;
     // A claim held elsewhere is not a failure in a worker (a redelivery after a crash meets the dead
     // worker's lease): the engine retries after the lease, so it is not reported.
@@ -289,7 +308,12 @@ class WebhookReceiver implements Webhooks {
     const signal = worker?.signal;
     if (signal) {
       if (signal.aborted) context.abort(signal.reason);
-      else signal.addEventListener('abort', () => context.abort(signal.reason), { once: true });
+      else {
+        // A worker may pass one shutdown signal to every run: the listener goes when the run ends.
+        const onAbort = () => context.abort(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        worker.detach = () => signal.removeEventListener('abort', onAbort);
+      }
     }
     return runHandlersWithin(
       run.handlers,
@@ -308,7 +332,7 @@ class WebhookReceiver implements Webhooks {
     const entry: InboxEntry = { event: run.event, receivedAt: run.receivedAt, secretIndex: run.secretIndex };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
     return withDeadline(
-      Promise.resolve(settled(() => inbox.enqueue(entry, key))),
+      settled(() => inbox.enqueue(entry, key)),
       this.#storeTimeouts,
       'inbox.enqueue',
     ).then(
@@ -320,8 +344,9 @@ class WebhookReceiver implements Webhooks {
   /** A delivery's run ends in the answer to the sender; work past its answer only in a log record. */
   readonly #respond = (run: Run<WebhookResponse>, ending: Ending, late: boolean): WebhookResponse => {
     if (!late) return this.#answer(run, ending);
-    this.#log(run, ending, true);
-    return responseTo(ending);
+    const response = responseTo(ending);
+    this.#log(run, ending, true, response);
+    return response;
   };
 
   /** A worker's run ends in its ending, logged as a delivery's would be. */
@@ -344,17 +369,17 @@ class WebhookReceiver implements Webhooks {
   #log(context: LogContext, ending: Ending, late: boolean, response = responseTo(ending)): void {
     if (!this.#observers.logger) return;
     const { code, error } = ending;
-    let outcome: DeliveryOutcome;
-    if (code === 'handled' || code === 'queued' || code === 'duplicate') outcome = code;
-    else outcome = response.status < 500 ? 'rejected' : 'failed';
-    const logged =
-      outcome === 'handled' || outcome === 'queued' || outcome === 'duplicate' ? undefined : tableCode(code);
+    if (code === 'handled' || code === 'queued' || code === 'duplicate') {
+      this.#observers.log(late ? { ...context, late } : context, code, response.status, undefined, undefined);
+      return;
+    }
+    const failed = response.status >= 500;
     this.#observers.log(
       late ? { ...context, late } : context,
-      outcome,
+      failed ? 'failed' : 'rejected',
       response.status,
-      logged,
-      outcome === 'failed' ? error : undefined,
+      tableCode(code),
+      failed ? error : undefined,
     );
   }
 

@@ -9,7 +9,11 @@ export class DeadlineExceeded extends Error {
 }
 
 /** Settle with `promise`, or reject with DeadlineExceeded once a timeout of `deadlines` passes. */
-export function withDeadline<T>(promise: Promise<T>, deadlines: TimeoutQueue, what: string): Promise<T> {
+export function withDeadline<T>(
+  promise: T | PromiseLike<T>,
+  deadlines: TimeoutQueue,
+  what: string,
+): Promise<T> {
   // One promise and two reactions rather than Promise.race and finally: this runs twice per delivery.
   return new Promise<T>((resolve, reject) => {
     const timeout = deadlines.add(() => reject(new DeadlineExceeded(what, deadlines.ms)));

@@ -53,6 +53,8 @@ export interface WorkerRun {
   readonly attempt: number;
   readonly signal: AbortSignal | undefined;
   readonly replayId: string | undefined;
+  /** Removes the handlers' listener from `signal` once the run has ended. */
+  detach: (() => void) | undefined;
 }
 
 /** The lease renewal of work that outlives its answer, or of a worker's run: made when first needed. */
@@ -214,28 +216,26 @@ export class ExactlyOnce {
     } catch (cause) {
       completed = Promise.reject(cause);
     }
-    return chain(
-      completed,
-      run,
-      late ? this.#completedLate : this.#completed,
-      late ? this.#notCompletedLate : this.#notCompleted,
-    );
+    if (late) {
+      // Work past its answer is rare: closures are fine here.
+      return chain(
+        completed,
+        run,
+        (_, result) => this.#completedAs(run, result, true),
+        (_, cause) => this.#completionFailed(run, cause, true),
+      );
+    }
+    return chain(completed, run, this.#completed, this.#notCompleted);
   }
 
-  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
-    if (result === 'lost') this.#leaseLost(run);
-    return run.kind.finish(run, run.kind.success, false);
-  };
-
-  readonly #completedLate = <A>(run: Run<A>, result: CompleteResult): A => {
-    if (result === 'lost') this.#leaseLost(run);
-    return run.kind.finish(run, run.kind.success, true);
-  };
+  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => this.#completedAs(run, result, false);
 
   readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => this.#completionFailed(run, cause, false);
 
-  readonly #notCompletedLate = <A>(run: Run<A>, cause: unknown): A =>
-    this.#completionFailed(run, cause, true);
+  #completedAs<A>(run: Run<A>, result: CompleteResult, late: boolean): A {
+    if (result === 'lost') this.#leaseLost(run);
+    return run.kind.finish(run, run.kind.success, late);
+  }
 
   #completionFailed<A>(run: Run<A>, cause: unknown, late: boolean): A {
     // The work is done: acknowledging is right; the failure to remember it is reported.
@@ -286,9 +286,10 @@ export class ExactlyOnce {
   }
 
   /**
-   * Keep the claim of work that outlived its answer, every third of a lease, fenced by the claim token.
-   * Only late work gets here, so the fast path pays nothing; one shared timer serves every run.
-   * Renewal stops once the sender can no longer retry (its whole schedule has passed).
+   * Keep the claim, every third of a lease, fenced by the claim token: of work that outlived its answer,
+   * and of a worker's run from its start. A request answered in time never gets here, so the fast path
+   * pays nothing; one shared timer serves every run. Renewal stops once the sender can no longer retry
+   * (its whole schedule has passed, after a worker's budget).
    */
   #renew<A>(renewal: Renewal, run: Run<A>): void {
     if (renewal.settled || renewal.lost || !run.store.renews) return;

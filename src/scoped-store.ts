@@ -59,7 +59,7 @@ class DeadlinedCalls implements StoreCalls {
   }
 
   #within<T>(pending: Eventual<T>, what: string): Promise<T> {
-    return withDeadline(Promise.resolve(pending), this.#deadlines, what);
+    return withDeadline(pending, this.#deadlines, what);
   }
 }
 

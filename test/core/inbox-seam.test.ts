@@ -4,6 +4,8 @@
  * handlers exactly once per event id in workers. The queue here is a plain array behind the seam's
  * interface, the simplest real engine; BullMQ's is tested in test/inbox against real Redis.
  */
+
+import { getEventListeners } from 'node:events';
 import {
   createWebhooks,
   EventInProgressError,
@@ -171,6 +173,20 @@ describe('process, in a worker', () => {
     await deliver(door, createTestEvent('user.created'), { secret });
     await expect(worker.process(inbox.entries[0]!.entry)).resolves.toBe('handled');
     expect(calls).toBe(1);
+  });
+
+  test('one shutdown signal shared by many runs keeps no listener of a run that ended', async () => {
+    const worker = createWebhooks({ secret }).on('user.created', async () => {});
+    const shutdown = new AbortController();
+    for (let n = 0; n < 20; n++) {
+      const entry: InboxEntry = {
+        event: createTestEvent('user.created'),
+        receivedAt: Date.now(),
+        secretIndex: 0,
+      };
+      await expect(worker.process(entry, { signal: shutdown.signal })).resolves.toBe('handled');
+    }
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
   });
 
   test('the worker signal aborts ctx.signal, and a malformed entry is a TypeError', async () => {
