@@ -140,9 +140,15 @@ export interface InboxAdmin {
 
 /**
  * The client made from a URL for admin work: a command fails rather than waiting forever while Redis
- * is unreachable (the first call still waits for the first connection, as BullMQ does).
+ * is unreachable. The client gives up after a few connection attempts instead of ioredis' default of
+ * reconnecting forever, which BullMQ's first call would wait out.
  */
-const ADMIN_CLIENT = { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 15_000 } as const;
+const ADMIN_CLIENT = {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 5_000,
+  commandTimeout: 15_000,
+  retryStrategy: (times: number) => (times > 3 ? null : 250 * times),
+} as const;
 
 /**
  * Open the figures and dead-letter list of an inbox.

@@ -72,27 +72,18 @@ export async function runInbox(argv: readonly string[], io: Io): Promise<number>
 
   const loaded = await loadPeers(io);
   if (loaded === undefined) return 1;
-  const { bullmq, Redis } = loaded;
+  const { bullmq } = loaded;
   const queueName = stringFlag(flags, 'queue', false);
   const prefix = stringFlag(flags, 'prefix', false);
-  // A command must end: a few connection attempts, then the error, rather than ioredis' default of
-  // reconnecting forever (which BullMQ would wait out).
-  const client = new Redis(redis, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: 5_000,
-    commandTimeout: 15_000,
-    retryStrategy: (times: number) => (times > 3 ? null : 250 * times),
-  });
-  client.on('error', () => {});
   let admin: Bullmq.InboxAdmin;
   try {
+    // The admin's own client from the URL: a command ends (a few connection attempts, then the error).
     admin = bullmq.inboxAdmin({
-      connection: client,
+      connection: redis,
       ...(queueName === undefined ? {} : { queueName }),
       ...(prefix === undefined ? {} : { prefix }),
     });
   } catch (error) {
-    client.disconnect();
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   const json = flags.json === true;
@@ -141,7 +132,6 @@ export async function runInbox(argv: readonly string[], io: Io): Promise<number>
     return 1;
   } finally {
     await admin.close().catch(() => {});
-    client.disconnect();
   }
 }
 
@@ -162,12 +152,11 @@ function checkId(command: Subcommand, id: string | undefined, flags: Flags): voi
  * name, so the bin never bundles it): BullMQ and ioredis are optional peers, and the other commands
  * must run without them.
  */
-async function loadPeers(
-  io: Io,
-): Promise<{ bullmq: typeof Bullmq; Redis: typeof import('ioredis').Redis } | undefined> {
+async function loadPeers(io: Io): Promise<{ bullmq: typeof Bullmq } | undefined> {
   try {
-    const [bullmq, ioredis] = await Promise.all([import('service-webhooks/bullmq'), import('ioredis')]);
-    return { bullmq: bullmq as typeof Bullmq, Redis: ioredis.Redis };
+    // ioredis too: the admin makes its client with it, and the message below should name both.
+    const [bullmq] = await Promise.all([import('service-webhooks/bullmq'), import('ioredis')]);
+    return { bullmq: bullmq as typeof Bullmq };
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
