@@ -150,6 +150,11 @@ class WebhookReceiver implements Webhooks {
     this.#options = resolveOptions(options);
     const { logger, leaseSeconds, onStoreError, handlerTimeoutMs, storeTimeoutMs } = this.#options;
     this.#observers = new Observers(logger);
+    // What a store or an inbox engine finds between calls (a dropped pooled connection, an unsafe
+    // eviction policy) reaches onError too, rather than an 'error' event that would end the process.
+    const reportInBackground = (error: WebhookError) => this.#observers.report(error, undefined);
+    this.#options.store.onBackgroundError?.(reportInBackground);
+    this.#options.inbox?.onBackgroundError?.(reportInBackground);
     this.#handlerTimeouts = new TimeoutQueue(handlerTimeoutMs);
     this.#storeTimeouts = new TimeoutQueue(storeTimeoutMs);
     this.#verifier = new DeliveryVerifier(this.#options, this.#storeTimeouts, this.#observers);

@@ -1,4 +1,4 @@
-import type { AnyWebhookEvent, WebhookEvent } from './types.js';
+import type { AnyWebhookEvent, BackgroundErrorListener, IdempotencyStore, WebhookEvent } from './types.js';
 
 /**
  * A verified event on its way into an inbox: what the door writes and a worker later reads back.
@@ -46,6 +46,12 @@ export interface InboxQueue {
    * characters): use it as the job id, so that two receivers sharing a queue never merge events.
    */
   enqueue(entry: InboxEntry, key: string): Promise<void>;
+  /**
+   * Optional, as {@link IdempotencyStore.onBackgroundError}: the receiver calls it once with its way to
+   * report, and the engine passes it what goes wrong between calls (a dropped connection, an eviction
+   * policy that would lose queued events).
+   */
+  onBackgroundError?(listener: BackgroundErrorListener): void;
 }
 
 /**

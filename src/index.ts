@@ -51,6 +51,7 @@ export {
 } from './signature.js';
 export type {
   AnyWebhookEvent,
+  BackgroundErrorListener,
   ClaimResult,
   CompleteResult,
   DeliveryOutcome,

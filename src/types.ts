@@ -263,7 +263,30 @@ export interface IdempotencyStore {
    * twice: a retry after the lease ended takes the event over.
    */
   renew?(key: string, token: string, leaseMs: number): Promise<RenewResult>;
+  /**
+   * Optional. Every receiver that uses the store calls it once, at construction, with its own way to
+   * report: the store hands it what goes wrong outside a call (a pooled connection dropped while idle,
+   * an eviction policy that would lose records), so that it reaches that receiver's `onError` (or
+   * stderr) rather than crashing the process or vanishing. A store shared by several receivers keeps
+   * every listener it is given.
+   */
+  onBackgroundError?(listener: BackgroundErrorListener): void;
 }
+
+/**
+ * How a store or an inbox engine reports a failure that happened outside any call of the receiver's
+ * (see {@link IdempotencyStore.onBackgroundError}).
+ *
+ * @example
+ * ```ts
+ * class MyStore implements IdempotencyStore {
+ *   readonly #listeners = new Set<BackgroundErrorListener>();
+ *   onBackgroundError(listener: BackgroundErrorListener) { this.#listeners.add(listener); }
+ *   // ... claim, complete, release
+ * }
+ * ```
+ */
+export type BackgroundErrorListener = (error: import('./errors.js').WebhookError) => void;
 
 /**
  * Receives one structured record per delivery. `console` and pino loggers fit as they are. A method may
