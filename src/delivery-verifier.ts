@@ -1,3 +1,4 @@
+import { withDeadline } from './deadline.js';
 import { dedupPrefixes, noteSharedScope } from './dedup-scope.js';
 import { parseEnvelope } from './envelope.js';
 import {
@@ -53,6 +54,9 @@ export class DeliveryVerifier {
   #store: ScopedStore | undefined;
   /** The `secret` function's pending call, shared by the deliveries that wait for it. */
   #loading: Promise<SecretUnavailableError | undefined> | undefined;
+  /** Calls of the `secret` function so far, and the one whose secrets are in use. */
+  #calls = 0;
+  #appliedCall = 0;
 
   constructor(options: ResolvedOptions, storeTimeouts: TimeoutQueue, observers: Observers) {
     this.#options = options;
@@ -137,8 +141,10 @@ export class DeliveryVerifier {
 
   /**
    * Call the `secret` function: synchronously when it answers synchronously (so a sync function keeps
-   * the synchronous path), else once for all deliveries waiting. A failure is not kept: the next
-   * delivery calls it again, so a secrets manager that was down is asked once it is back.
+   * the synchronous path), else once for all deliveries waiting, within `storeTimeoutMs`. Neither a
+   * failure nor a miss is kept: the next delivery calls it again, so a secrets manager that was down or
+   * hung is asked once it is back. A call that answers after its deadline still counts: its secret
+   * serves the deliveries after it (unless a later call already answered).
    */
   #load(): Eventual<SecretUnavailableError | undefined> {
     if (this.#loading) return this.#loading;
@@ -150,10 +156,17 @@ export class DeliveryVerifier {
       return this.#failed(cause);
     }
     if (!isThenable(result)) return this.#accept(result);
-    const loading = Promise.resolve(result).then(
-      (value) => this.#accept(value),
+    const call = ++this.#calls;
+    const answered = Promise.resolve(result).then((value) =>
+      // A late answer must not replace what a newer call already applied.
+      call >= this.#appliedCall ? this.#accept(value, call) : undefined,
+    );
+    const loading = withDeadline(answered, this.#storeTimeouts, 'The `secret` function').then(
+      (failure) => failure,
       (cause: unknown) => this.#failed(cause),
     );
+    // A late rejection was reported by the deadline already: nothing more to say about that call.
+    answered.catch(() => {});
     this.#loading = loading;
     void loading.then(() => {
       this.#loading = undefined;
@@ -161,13 +174,14 @@ export class DeliveryVerifier {
     return loading;
   }
 
-  #accept(value: unknown): SecretUnavailableError | undefined {
+  #accept(value: unknown, call = this.#calls): SecretUnavailableError | undefined {
     let secrets: readonly string[];
     try {
       secrets = secretList(value);
     } catch (cause) {
       return this.#failed(cause);
     }
+    this.#appliedCall = call;
     this.#apply(secrets);
     return undefined;
   }

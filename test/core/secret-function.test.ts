@@ -100,6 +100,73 @@ describe('secret as a function', () => {
     },
   );
 
+  test('a function that never settles: 503 secret_unavailable within storeTimeoutMs, reported; the next delivery asks again', async () => {
+    // Before the deadline, the pending call was shared by every later delivery: none was ever answered.
+    let answer: ((secret: string) => void) | undefined;
+    const source = vi.fn(() => {
+      if (source.mock.calls.length <= 2) return new Promise<string>(() => {}); // a secrets manager that hangs
+      return new Promise<string>((resolve) => {
+        answer = resolve;
+      });
+    });
+    const errors: WebhookError[] = [];
+    const webhooks = createWebhooks({ secret: source, storeTimeoutMs: 50 }).onError((error) => {
+      errors.push(error);
+    });
+    let runs = 0;
+    webhooks.on('user.deleted', () => {
+      runs++;
+    });
+    const event = createTestEvent('user.deleted');
+    const started = performance.now();
+    const [first, second] = await Promise.all([
+      deliver(webhooks, event, { secret: SECRET }),
+      deliver(webhooks, event, { secret: SECRET }),
+    ]);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    for (const refused of [first, second]) {
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('60');
+      expect(JSON.parse(refused.body).error.code).toBe('secret_unavailable');
+    }
+    // One call for the two deliveries that waited together, one failure reported for it.
+    expect(source).toHaveBeenCalledTimes(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SecretUnavailableError);
+    expect(errors[0]!.message).toMatch(/did not answer within 50 ms/);
+
+    // The next delivery calls the function again rather than waiting on the hung call.
+    expect((await deliver(webhooks, event, { secret: SECRET })).status).toBe(503);
+    expect(source).toHaveBeenCalledTimes(2);
+
+    // Once the function answers, deliveries succeed without a restart, and it is not called again.
+    const pending = deliver(webhooks, event, { secret: SECRET });
+    await vi.waitFor(() => expect(answer).toBeDefined());
+    answer!(SECRET);
+    expect((await pending).status).toBe(200);
+    expect((await deliver(webhooks, createTestEvent('user.deleted'), { secret: SECRET })).status).toBe(200);
+    expect(source).toHaveBeenCalledTimes(3);
+    expect(runs).toBe(2);
+    expect(errors).toHaveLength(2);
+  });
+
+  test('a secret that arrives after its deadline still serves later deliveries', async () => {
+    let answer: ((secret: string) => void) | undefined;
+    const source = vi.fn(
+      () =>
+        new Promise<string>((resolve) => {
+          answer = resolve;
+        }),
+    );
+    const webhooks = createWebhooks({ secret: source, storeTimeoutMs: 30 }).onError(() => {});
+    webhooks.on('user.created', () => {});
+    expect((await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET })).status).toBe(503);
+    answer!(SECRET);
+    await Promise.resolve();
+    expect((await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET })).status).toBe(200);
+    expect(source).toHaveBeenCalledTimes(1);
+  });
+
   test('a body over maxBodyBytes is refused 413 before the secret is asked for', async () => {
     const source = vi.fn(() => SECRET);
     const webhooks = createWebhooks({ secret: source, maxBodyBytes: 16 });
