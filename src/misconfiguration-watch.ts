@@ -15,12 +15,22 @@ const HINTS: Readonly<Record<Refusal, string>> = {
 /**
  * Notices a receiver that refuses every delivery for a reason that is almost always its own setup (a
  * wrong secret, a skewed clock) and says so on stderr, when no logger would show it. Rate-limited, and
- * quiet as soon as one delivery verifies: senders on the open internet that send garbage, or a missing
+ * quiet as soon as the setup is shown to work. Senders on the open internet that send garbage, or no
  * signature, are not counted.
+ *
+ * Each cause has its own count, because each is reset by different evidence:
+ * - a wrong secret: deliveries refused `invalid_signature`, reset by any delivery whose signature
+ *   verified (whatever became of it after: bad JSON, too old, handled);
+ * - a skewed clock: deliveries whose signature verified and that were refused `event_too_old`, reset by
+ *   a verified delivery of acceptable age. A forged delivery in between says nothing about the clock,
+ *   so it neither counts nor resets.
  */
 export class MisconfigurationWatch {
-  #inARow = 0;
-  #lastWarning = Number.NEGATIVE_INFINITY;
+  readonly #inARow: Record<Refusal, number> = { invalid_signature: 0, event_too_old: 0 };
+  readonly #lastWarning: Record<Refusal, number> = {
+    invalid_signature: Number.NEGATIVE_INFINITY,
+    event_too_old: Number.NEGATIVE_INFINITY,
+  };
   readonly #now: () => number;
   readonly #warn: (message: string) => void;
 
@@ -29,20 +39,34 @@ export class MisconfigurationWatch {
     this.#warn = warn;
   }
 
-  /** A delivery passed verification: the setup works. */
+  /** A delivery's signature verified and its age was accepted: both the secret and the clock work. */
   verified(): void {
-    this.#inARow = 0;
+    this.#inARow.invalid_signature = 0;
+    this.#inARow.event_too_old = 0;
   }
 
   /** A delivery was refused; only the refusals a misconfiguration causes are counted. */
   refused(code: string): void {
-    if (code !== 'invalid_signature' && code !== 'event_too_old') return;
-    if (++this.#inARow < REJECTIONS_BEFORE_WARNING) return;
+    if (code === 'invalid_signature') this.#count('invalid_signature');
+    else if (code === 'event_too_old') {
+      // Its signature verified: the secret is right.
+      this.#inARow.invalid_signature = 0;
+      this.#count('event_too_old');
+    } else if (code === 'invalid_request') {
+      // Checked after the signature, which verified; the age was not reached, so the clock is untold.
+      this.#inARow.invalid_signature = 0;
+    }
+  }
+
+  #count(cause: Refusal): void {
+    const inARow = ++this.#inARow[cause];
+    if (inARow < REJECTIONS_BEFORE_WARNING) return;
     const now = this.#now();
-    if (now - this.#lastWarning < WARN_EVERY_MS) return;
-    this.#lastWarning = now;
+    if (now - this.#lastWarning[cause] < WARN_EVERY_MS) return;
+    this.#lastWarning[cause] = now;
+    const which = cause === 'event_too_old' ? 'deliveries whose signature verified' : 'deliveries';
     this.#warn(
-      `[service-webhooks] The last ${this.#inARow} deliveries were refused with ${code} and none verified in between: ${HINTS[code]} (Said at most once an hour; pass a \`logger\` to see every delivery.)`,
+      `[service-webhooks] The last ${inARow} ${which} were refused with ${cause}: ${HINTS[cause]} (Said at most once an hour; pass a \`logger\` to see every delivery.)`,
     );
   }
 }

@@ -485,6 +485,41 @@ describe('a receiver that refuses every delivery says so once on stderr (no logg
     expect(String(warn.mock.calls[0]?.[0])).toContain(code);
   });
 
+  test('each cause is counted on its own and names itself; a valid signature with a bad body resets both', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const secret = 'whsec_right';
+    const webhooks = createWebhooks({ secret }).on('user.created', () => {});
+    const forged = () => deliver(webhooks, createTestEvent('user.created'), { secret: 'whsec_forged' });
+    const missing = () => webhooks.handle({ body: '{}', headers: {} });
+    const validSignatureBadBody = () =>
+      webhooks.handle({
+        body: '{"id":1}',
+        headers: { 'x-service-signature': signPayload('{"id":1}', secret) },
+      });
+    const tooOld = () =>
+      deliver(
+        webhooks,
+        createTestEvent('user.created', { created: Math.floor(Date.now() / 1000) - 90_000 }),
+        {
+          secret,
+        },
+      );
+    // The reviewer's sequence: the secret's count was reset by nothing, and the clock was blamed.
+    for (const send of [forged, forged, missing, validSignatureBadBody, validSignatureBadBody, tooOld])
+      await send();
+    expect(warn).not.toHaveBeenCalled();
+    // Forgeries between too-old events say nothing of the clock: its count goes on (3 in a row verified).
+    for (const send of [forged, tooOld, forged, tooOld]) await send();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(
+      /last 3 deliveries whose signature verified .*event_too_old.*clock/,
+    );
+    // The wrong secret is named on its own once it repeats, even within the clock warning's hour.
+    for (const send of [forged, forged, forged]) await send();
+    expect(warn).toHaveBeenCalledTimes(2);
+    expect(String(warn.mock.calls[1]?.[0])).toMatch(/last 3 deliveries .*invalid_signature.*secret/);
+  });
+
   test('missing signatures (internet noise) and a receiver that works are not warned about', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const webhooks = createWebhooks({ secret: 'whsec_right' }).on('user.created', () => {});
