@@ -1,9 +1,11 @@
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { DeliveryVerifier, type Verified } from './delivery-verifier.js';
+import { checkEnvelope } from './envelope.js';
 import {
   EventInProgressError,
   InboxUnavailableError,
+  InvalidInboxEntryError,
   InvalidRequestError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
@@ -97,7 +99,9 @@ export interface Webhooks {
    * Fulfils `'handled'` or `'duplicate'`; rejects with `EventInProgressError` (another worker holds the
    * event: retry after its lease; not reported, as it is expected after a crash), or with
    * `HandlerFailedError`, `HandlerTimeoutError` or `StoreUnavailableError`, each reported to `onError`
-   * first. The engine retries on any rejection.
+   * first. The engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails
+   * the door's envelope check: a poison message, also reported) must be dead-lettered at once instead,
+   * since no retry can fix it. No handler runs on such an entry.
    *
    * @example
    * ```ts
@@ -226,7 +230,15 @@ class WebhookReceiver implements Webhooks {
   }
 
   async process(entry: InboxEntry, options: ProcessOptions = {}): Promise<ProcessResult> {
-    const { secretIndex, receivedAt } = checkEntry(entry);
+    let checked: InboxEntry;
+    try {
+      checked = checkEntry(entry);
+    } catch (error) {
+      // A poison message: said once here, and the engine dead-letters it without a retry.
+      this.#observers.report(error as InvalidInboxEntryError, undefined);
+      throw error;
+    }
+    const { secretIndex, receivedAt } = checked;
     // Typed for users as the union of documented events; the core handles every event alike.
     const event = entry.event as WebhookEvent;
     const replayId = checkReplayId(options.replayId);
@@ -416,18 +428,27 @@ function tableCode(code: string) {
   return isStatusCode(code) ? code : 'internal_error';
 }
 
+/**
+ * The entry as the door wrote it, or the reason it is not one: the door's own envelope check on the
+ * event (a worker runs handlers on nothing the door would refuse), and the two numbers it adds. The
+ * age is not checked again: an event may wait in a queue far longer than a delivery may be late.
+ * `secretIndex` is only told to handlers, and a rotation may have dropped the secret since, so any
+ * whole number from 0 is one.
+ */
 function checkEntry(entry: InboxEntry): InboxEntry {
-  const event = (entry as Partial<InboxEntry> | null)?.event as Partial<WebhookEvent> | undefined;
-  if (
-    typeof event?.id !== 'string' ||
-    typeof event.type !== 'string' ||
-    typeof entry.receivedAt !== 'number' ||
-    !Number.isInteger(entry.secretIndex)
-  ) {
-    throw new TypeError(
-      'process() needs an inbox entry { event, receivedAt, secretIndex } as the receiver enqueued it.',
-    );
+  if (typeof entry !== 'object' || entry === null) throw new InvalidInboxEntryError('it is not an object.');
+  const { event, receivedAt, secretIndex } = entry as Partial<InboxEntry>;
+  if (event === undefined) throw new InvalidInboxEntryError('it has no `event`.');
+  try {
+    checkEnvelope(event);
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^`/, '`event.').replace(/^The body/, '`event`');
+    throw new InvalidInboxEntryError(reason);
   }
+  if (typeof receivedAt !== 'number' || !Number.isFinite(receivedAt) || receivedAt < 0)
+    throw new InvalidInboxEntryError('`receivedAt` must be a time in Unix milliseconds.');
+  if (!Number.isSafeInteger(secretIndex) || (secretIndex as number) < 0)
+    throw new InvalidInboxEntryError('`secretIndex` must be a whole number from 0.');
   return entry;
 }
 

@@ -48,15 +48,16 @@ export const STATUS_TABLE = {
 
 /**
  * A stable, machine-readable error code: one of the status table, or one reported but never answered
- * (`invalid_configuration`, `lease_lost`, and from inbox engines `event_dead_lettered` and
- * `inbox_backlog`).
+ * (`invalid_configuration`, `lease_lost`, `invalid_inbox_entry`, and from inbox engines
+ * `event_dead_lettered` and `inbox_backlog`).
  */
 export type WebhookErrorCode =
   | keyof typeof STATUS_TABLE
   | 'invalid_configuration'
   | 'lease_lost'
   | 'event_dead_lettered'
-  | 'inbox_backlog';
+  | 'inbox_backlog'
+  | 'invalid_inbox_entry';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes
@@ -331,6 +332,27 @@ export class RawBodyUnavailableError extends WebhookError {
   override name = 'RawBodyUnavailableError';
   constructor(fix: string) {
     super('raw_body_unavailable', `The raw request body is not available: ${fix}`);
+  }
+}
+
+/**
+ * `webhooks.process` was given an entry no door of this library wrote: no event, an event that fails
+ * the envelope check the door applies (id, type, created, data, livemode), or a `receivedAt` or
+ * `secretIndex` that is not one. Retrying cannot fix it, so an inbox engine dead-letters it at once
+ * (a poison message) instead of spending every attempt on it; no handler ever sees it. Reported to
+ * `onError` by `process`; `reason` says what is wrong.
+ * @example
+ * ```ts
+ * try { await webhooks.process(job.data); } catch (error) { if (error instanceof InvalidInboxEntryError) deadLetter(job, error.reason); }
+ * ```
+ */
+export class InvalidInboxEntryError extends WebhookError {
+  override name = 'InvalidInboxEntryError';
+  /** What is wrong with the entry, e.g. "`event.created` must be an integer (Unix seconds)." */
+  readonly reason: string;
+  constructor(reason: string) {
+    super('invalid_inbox_entry', `The inbox entry cannot be processed, and never will be: ${reason}`);
+    this.reason = reason;
   }
 }
 

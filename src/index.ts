@@ -21,6 +21,7 @@ export {
   HandlerFailedError,
   HandlerTimeoutError,
   InboxUnavailableError,
+  InvalidInboxEntryError,
   InvalidRequestError,
   InvalidSignatureError,
   LeaseLostError,

@@ -7,6 +7,8 @@ import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullm
 import {
   ConfigurationError,
   EventDeadLetteredError,
+  EventInProgressError,
+  InvalidInboxEntryError,
   type ProcessOptions,
   type ProcessResult,
   WebhookError,
@@ -265,12 +267,17 @@ export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions
     try {
       return await webhooks.process(entryOf(job.data), run);
     } catch (error) {
-      if ((error as { code?: unknown })?.code === 'event_in_progress' && token !== undefined) {
+      if (error instanceof InvalidInboxEntryError) {
+        // A poison message (hand-made, or written by something else): no retry can fix it, so it is
+        // dead-lettered now, with the reason, rather than spending every attempt over days.
+        throw new LastAttemptFailedError(error);
+      }
+      if (error instanceof EventInProgressError && token !== undefined) {
         // Another run of this event holds its claim: a worker that is handling it now (a stalled job
         // BullMQ handed out again, a second write), or one that died and whose lease has not ended.
         // Not this event's failure, so no attempt is spent: come back once that lease is over, when
         // the event is either handled (this run is then a duplicate) or free to claim.
-        const retryAfterSeconds = (error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 5;
+        const retryAfterSeconds = error.retryAfterSeconds ?? 5;
         const delayMs = Math.round(retryAfterSeconds * 1000 * (1 + 0.2 * Math.random()));
         await job.moveToDelayed(Date.now() + delayMs, token);
         log(

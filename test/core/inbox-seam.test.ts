@@ -12,11 +12,13 @@ import {
   HandlerFailedError,
   type InboxEntry,
   type InboxQueue,
+  InvalidInboxEntryError,
   MemoryStore,
   type WebhookError,
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
+import { SpyStore } from './spy-store.js';
 
 const secret = 'whsec_inbox_seam';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -203,7 +205,62 @@ describe('process, in a worker', () => {
     const run = worker.process(entry, { signal: controller.signal });
     controller.abort(new Error('shutting down'));
     await expect(run).rejects.toBeInstanceOf(HandlerFailedError);
-    await expect(worker.process({} as InboxEntry)).rejects.toBeInstanceOf(TypeError);
+    await expect(worker.process({} as InboxEntry)).rejects.toBeInstanceOf(InvalidInboxEntryError);
     await expect(worker.process(entry, { replayId: '' })).rejects.toBeInstanceOf(TypeError);
+  });
+});
+
+describe('a poison entry (one no door wrote) is refused for good, reported, and runs nothing', () => {
+  const event = () => createTestEvent('payment.succeeded') as unknown as Record<string, unknown>;
+  const good = { receivedAt: Date.now(), secretIndex: 0 };
+  test.each([
+    ['not an object', 'a string', /not an object/],
+    ['no event', { ...good }, /no `event`/],
+    ['an event that is not an object', { ...good, event: 'evt_1' }, /`event` must be a JSON object/],
+    ['an event without an id', { ...good, event: { ...event(), id: undefined } }, /`event.id` must be/],
+    [
+      'an id too long for a key',
+      { ...good, event: { ...event(), id: 'x'.repeat(256) } },
+      /`event.id` must be/,
+    ],
+    ['an event without a type', { ...good, event: { ...event(), type: '' } }, /`event.type`/],
+    [
+      'a created that is not Unix seconds',
+      { ...good, event: { ...event(), created: '2026' } },
+      /`event.created`/,
+    ],
+    ['data that is not an object', { ...good, event: { ...event(), data: [] } }, /`event.data`/],
+    ['no livemode', { ...good, event: { ...event(), livemode: 'yes' } }, /`event.livemode`/],
+    ['no receivedAt', { event: event(), secretIndex: 0 }, /`receivedAt`/],
+    ['a negative secretIndex', { ...good, event: event(), secretIndex: -1 }, /`secretIndex`/],
+    ['a fractional secretIndex', { ...good, event: event(), secretIndex: 0.5 }, /`secretIndex`/],
+  ])('%s', async (_, entry, reason) => {
+    const store = new SpyStore();
+    const errors: WebhookError[] = [];
+    let ran = 0;
+    const worker = createWebhooks({ secret, store })
+      .onAny(() => {
+        ran++;
+      })
+      .onError((error) => {
+        errors.push(error);
+      });
+    const refused = await worker.process(entry as unknown as InboxEntry).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidInboxEntryError);
+    expect((refused as InvalidInboxEntryError).code).toBe('invalid_inbox_entry');
+    expect((refused as InvalidInboxEntryError).reason).toMatch(reason);
+    expect(errors).toEqual([refused]);
+    expect(ran).toBe(0);
+    expect(store.calls).toEqual([]);
+  });
+
+  test('a secretIndex beyond the secrets held now is accepted: a rotation may have dropped that secret since', async () => {
+    let ran = 0;
+    const worker = createWebhooks({ secret }).onAny(() => {
+      ran++;
+    });
+    const entry = { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 1 };
+    await expect(worker.process(entry)).resolves.toBe('handled');
+    expect(ran).toBe(1);
   });
 });

@@ -230,3 +230,46 @@ test('a replay runs the handlers once more even though the event was handled; ea
   expect(downstream.runs.get(event.id)).toHaveLength(2);
   expect(await client.exists(`bull:${queueName}:${letter!.jobId}`)).toBe(0);
 });
+
+test('a poison job (no door wrote it) is dead-lettered on its first attempt, with the reason; no handler runs', async () => {
+  const { downstream, errors, worker } = await setup({ attempts: 25, backoff: [60_000] });
+  const event = createTestEvent('user.created') as unknown as Record<string, unknown>;
+  const good = { receivedAt: Date.now(), secretIndex: 0 };
+  const poisons: [string, unknown, RegExp][] = [
+    ['no event', { ...good }, /no `event`/],
+    ['an event that is not an object', { ...good, event: 42 }, /`event` must be a JSON object/],
+    ['no created', { ...good, event: { ...event, created: undefined } }, /`event.created`/],
+    [
+      'a negative secretIndex',
+      { ...good, event: { ...event, id: 'evt_poison_index' }, secretIndex: -3 },
+      /`secretIndex`/,
+    ],
+  ];
+  // Written as a hand-made job (or a door of another version) would be: straight to the queue.
+  for (const [label, data] of poisons) {
+    await worker.queue.add('event', data as never, {
+      jobId: `e.poison-${label.replaceAll(' ', '-')}`,
+      attempts: 2 ** 31 - 1,
+      backoff: { type: 'service-webhooks' },
+    });
+  }
+  await waitUntil(
+    'every poison job to be dead-lettered',
+    async () => (await worker.stats()).deadLettered === poisons.length,
+    10_000,
+  );
+  expect(downstream.runs.size + downstream.failures.size).toBe(0);
+  const deadLettered = errors.filter(({ error }) => error instanceof EventDeadLetteredError);
+  expect(deadLettered).toHaveLength(poisons.length);
+  for (const { error } of deadLettered) {
+    expect((error as EventDeadLetteredError).attempts).toBe(1);
+    expect((error.cause as WebhookError).code).toBe('invalid_inbox_entry');
+  }
+  const failed = await worker.queue.getFailed();
+  for (const [label, , reason] of poisons) {
+    const job = failed.find((candidate) => candidate.id === `e.poison-${label.replaceAll(' ', '-')}`)!;
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toMatch(/^invalid_inbox_entry: /);
+    expect(job.failedReason).toMatch(reason);
+  }
+});
