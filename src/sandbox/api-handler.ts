@@ -47,10 +47,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     const requestId = newId('req');
     const method = request.method ?? 'GET';
     const path = url.pathname.startsWith('/v1/') ? url.pathname.slice(3) : undefined;
+    const nowSeconds = Date.now() / 1000;
     const auth = authenticate(request.headers.authorization, {
       apiKey,
       signingKey,
-      nowSeconds: Date.now() / 1000,
+      nowSeconds,
+      isGrantRevoked: (grantId) => state.isGrantRevoked(grantId, nowSeconds),
     });
     // Counted per account (an API key, or a token's user); callers without valid credentials are
     // counted by address, so a flood of bad keys is limited too.

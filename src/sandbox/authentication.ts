@@ -22,6 +22,12 @@ export interface AuthOptions {
   signingKey: string;
   /** The time, Unix seconds (fractional), tokens are judged at. */
   nowSeconds: number;
+  /**
+   * Whether the grant an access token belongs to (its `grant_id` claim) was revoked, after a replayed
+   * code or refresh token. JWTs minted by hand carry no `grant_id` and are never revoked.
+   * @default nothing is revoked
+   */
+  isGrantRevoked?: ((grantId: string) => boolean) | undefined;
 }
 
 const BEARER = /^Bearer ([^\s]+)$/;
@@ -37,7 +43,8 @@ function refuse(message: string, token = false): AuthResult {
  * well-formed one, unless the sandbox was started with one fixed `apiKey`); `sk_live_…` is refused
  * because a key used against the wrong environment is invalid. Anything shaped like a JWT is an access
  * token: verified as HS256 with the signing key, `401 expired_token` once past `exp`, and otherwise
- * `401 invalid_api_key`, the spec's code for a missing or invalid credential.
+ * (forged, malformed, or revoked with its grant) `401 invalid_api_key`, the spec's code for a missing
+ * or invalid credential.
  */
 export function authenticate(header: string | undefined, options: AuthOptions): AuthResult {
   if (header === undefined || header === '') {
@@ -57,6 +64,13 @@ export function authenticate(header: string | undefined, options: AuthOptions): 
     if (!verified.ok) {
       if (verified.problem === 'expired') return { ok: false, error: expiredToken(verified.message) };
       return refuse(`Invalid access token: ${verified.message}`, true);
+    }
+    const grantId = verified.claims.grant_id;
+    if (typeof grantId === 'string' && options.isGrantRevoked?.(grantId) === true) {
+      return refuse(
+        'Invalid access token: it was revoked, with every token of its grant, because a code or refresh token of that grant was used twice. Authorize again.',
+        true,
+      );
     }
     const scopes = parseScope(verified.claims.scope);
     if (scopes === undefined) return refuse('Invalid access token: unknown scope.', true);

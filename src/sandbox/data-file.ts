@@ -5,6 +5,11 @@ import { DELIVERY_STATUSES } from './resources.js';
 /** A refresh token as kept: only its SHA-256, so the data file does not hold usable tokens. */
 export interface RefreshGrant {
   token_hash: string;
+  /**
+   * The grant the token belongs to: one per code exchange, shared by every token rotated from it and
+   * carried by their access tokens, so a replay can revoke them all at once.
+   */
+  grant_id: string;
   client_id: string;
   /** The user the grant acts for: the `sub` of the access tokens it mints. */
   sub: string;
@@ -15,15 +20,36 @@ export interface RefreshGrant {
 }
 
 /**
+ * A refresh token already exchanged for a new pair, kept (by digest) until it would have expired: who
+ * presents it again holds a copy, and the sandbox must recognise it to revoke its grant.
+ */
+export interface UsedRefreshToken {
+  token_hash: string;
+  grant_id: string;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
+/** A grant revoked after a replay: access tokens carrying its `grant_id` are refused until `expires_at`. */
+export interface RevokedGrant {
+  grant_id: string;
+  /** Unix seconds, past which none of the grant's access tokens can still be valid. */
+  expires_at: number;
+}
+
+/**
  * The data file, version 2: one entry per account (`key:<sk_test_…>` or `sub:<user>`), the registered
- * OAuth clients, live refresh tokens and the JWT signing key, so tokens survive a restart.
- * Version 1 (one shared set of resources at the top level) is still read; see {@link parseDataFile}.
+ * OAuth clients, live and used refresh tokens, revoked grants and the JWT signing key, so tokens and
+ * their revocation survive a restart. Version 1 (one shared set of resources at the top level) is still
+ * read; see {@link parseDataFile}.
  */
 export interface DataFile {
   version: 2;
   accounts: Record<string, AccountData>;
   oauth_clients: OAuthClient[];
   refresh_tokens: RefreshGrant[];
+  used_refresh_tokens: UsedRefreshToken[];
+  revoked_grants: RevokedGrant[];
   jwt_signing_key: string | null;
 }
 
@@ -96,11 +122,36 @@ function checkGrant(value: unknown, where: string): RefreshGrant {
     !isString(value.client_id) ||
     !isString(value.sub) ||
     !isString(value.scope) ||
+    typeof value.expires_at !== 'number' ||
+    (value.grant_id !== undefined && !isString(value.grant_id))
+  ) {
+    throw new Error(
+      `${where} needs token_hash, client_id, sub, scope and expires_at (grant_id, if any, a string)`,
+    );
+  }
+  // Files saved before grants existed: each such token is a grant of its own (its access tokens carry
+  // no grant_id, so a replay can retire the refresh tokens but not them).
+  const grant_id = isString(value.grant_id) ? value.grant_id : `grt_${value.token_hash.slice(0, 24)}`;
+  return { ...(value as unknown as RefreshGrant), grant_id };
+}
+
+function checkUsedToken(value: unknown, where: string): UsedRefreshToken {
+  if (
+    !isObject(value) ||
+    !isString(value.token_hash) ||
+    !isString(value.grant_id) ||
     typeof value.expires_at !== 'number'
   ) {
-    throw new Error(`${where} needs token_hash, client_id, sub, scope and expires_at`);
+    throw new Error(`${where} needs token_hash, grant_id and expires_at`);
   }
-  return value as unknown as RefreshGrant;
+  return { token_hash: value.token_hash, grant_id: value.grant_id, expires_at: value.expires_at };
+}
+
+function checkRevokedGrant(value: unknown, where: string): RevokedGrant {
+  if (!isObject(value) || !isString(value.grant_id) || typeof value.expires_at !== 'number') {
+    throw new Error(`${where} needs grant_id and expires_at`);
+  }
+  return { grant_id: value.grant_id, expires_at: value.expires_at };
 }
 
 function arrayOf<T>(value: unknown, where: string, check: (item: unknown, where: string) => T): T[] {
@@ -123,6 +174,8 @@ function fromVersion2(state: Fields): DataFile {
     accounts,
     oauth_clients: arrayOf(state.oauth_clients, 'oauth_clients', checkClient),
     refresh_tokens: arrayOf(state.refresh_tokens, 'refresh_tokens', checkGrant),
+    used_refresh_tokens: arrayOf(state.used_refresh_tokens, 'used_refresh_tokens', checkUsedToken),
+    revoked_grants: arrayOf(state.revoked_grants, 'revoked_grants', checkRevokedGrant),
     jwt_signing_key: key,
   };
 }
@@ -157,6 +210,8 @@ export function parseDataFile(
         accounts: { [legacyAccount]: checkAccount(state, 'the file') },
         oauth_clients: [],
         refresh_tokens: [],
+        used_refresh_tokens: [],
+        revoked_grants: [],
         jwt_signing_key: null,
       },
       migrated: true,

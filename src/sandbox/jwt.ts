@@ -1,6 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** The claims the service documents for its JWTs; access tokens the sandbox issues add `client_id` and `jti`. */
+/**
+ * The claims the service documents for its JWTs; access tokens the sandbox issues add `client_id`, `jti`
+ * and `grant_id` (the grant a replay revokes).
+ */
 export interface JwtClaims {
   /** The user the token acts for. */
   sub: string;

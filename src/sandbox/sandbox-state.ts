@@ -2,7 +2,13 @@ import { constants } from 'node:fs';
 import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Account } from './account.js';
-import { type DataFile, DataFileError, parseDataFile, type RefreshGrant } from './data-file.js';
+import {
+  type DataFile,
+  DataFileError,
+  parseDataFile,
+  type RefreshGrant,
+  type UsedRefreshToken,
+} from './data-file.js';
 import type { OAuthClient } from './oauth/clients.js';
 
 // Fail at start, not with a warning at the first save while nothing is kept.
@@ -58,6 +64,10 @@ export class SandboxState {
   readonly oauthClients: readonly OAuthClient[];
   /** Live refresh tokens by the SHA-256 of the token. */
   readonly refreshTokens: Map<string, RefreshGrant>;
+  /** Refresh tokens already exchanged, by the SHA-256 of the token, so a replay is recognised. */
+  readonly usedRefreshTokens: Map<string, UsedRefreshToken>;
+  /** Revoked grants: `grant_id` → Unix seconds until which their access tokens must be refused. */
+  readonly revokedGrants: Map<string, number>;
   /** The key JWTs are signed with, when one was saved or set. */
   jwtSigningKey: string | null;
   /** The file was version 1 and its data now belongs to one account. */
@@ -75,6 +85,12 @@ export class SandboxState {
     }
     this.oauthClients = state.oauth_clients ?? [];
     this.refreshTokens = new Map((state.refresh_tokens ?? []).map((grant) => [grant.token_hash, grant]));
+    this.usedRefreshTokens = new Map(
+      (state.used_refresh_tokens ?? []).map((used) => [used.token_hash, used]),
+    );
+    this.revokedGrants = new Map(
+      (state.revoked_grants ?? []).map((grant) => [grant.grant_id, grant.expires_at]),
+    );
     this.jwtSigningKey = state.jwt_signing_key ?? null;
   }
 
@@ -97,6 +113,12 @@ export class SandboxState {
       this.#accounts.set(id, account);
     }
     return account;
+  }
+
+  /** Whether the grant `grantId` (an access token's `grant_id` claim) was revoked and still must be refused. */
+  isGrantRevoked(grantId: string, nowSeconds: number): boolean {
+    const until = this.revokedGrants.get(grantId);
+    return until !== undefined && nowSeconds < until;
   }
 
   /** Every account known, for resuming deliveries. */
@@ -131,6 +153,10 @@ export class SandboxState {
       accounts,
       oauth_clients: [...this.oauthClients],
       refresh_tokens: [...this.refreshTokens.values()].filter((grant) => grant.expires_at > now),
+      used_refresh_tokens: [...this.usedRefreshTokens.values()].filter((used) => used.expires_at > now),
+      revoked_grants: [...this.revokedGrants]
+        .filter(([, until]) => until > now)
+        .map(([grant_id, expires_at]) => ({ grant_id, expires_at })),
       jwt_signing_key: this.jwtSigningKey,
     };
   }

@@ -4,6 +4,7 @@
  * expiry, scopes, and the rules RFC 6749 sets (single-use short-lived codes, exact redirect URIs,
  * client authentication).
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,6 +212,105 @@ describe('authorization codes', () => {
   });
 });
 
+describe('a failed code exchange', () => {
+  it('does not use the code up: after a wrong secret, another client and a wrong redirect_uri, the rightful client still exchanges it, once', async () => {
+    const two = await startSandbox({
+      port: 0,
+      oauthClients: [
+        CLIENT,
+        { client_id: 'other', client_secret: 'other-secret', redirect_uris: [REDIRECT_URI] },
+      ],
+    });
+    try {
+      const client = configFor(two);
+      const code = (await consent(authorizeUrl(client, { scope: 'read' }))).searchParams.get('code')!;
+
+      // Wrong client authentication is the client's fault (§5.2 invalid_client), not the code's.
+      const wrongSecret = await exchangeCode({ ...client, clientSecret: 'nope' }, code);
+      expect([wrongSecret.status, wrongSecret.body]).toEqual([401, shapeA('invalid_client')]);
+      // A code issued to another client, or a different redirect_uri, is invalid_grant (§4.1.3).
+      const otherClient = await exchangeCode(
+        { ...client, clientId: 'other', clientSecret: 'other-secret' },
+        code,
+      );
+      expect([otherClient.status, otherClient.body]).toEqual([400, shapeA('invalid_grant')]);
+      const otherUri = await exchangeCode(client, code, 'http://127.0.0.1:9/elsewhere');
+      expect([otherUri.status, otherUri.body]).toEqual([400, shapeA('invalid_grant')]);
+
+      const rightful = await exchangeCode(client, code);
+      expect(rightful.status).toBe(200);
+      expect((await call(two.url, 'GET', '/users', rightful.body.access_token as string)).status).toBe(200);
+
+      const again = await exchangeCode(client, code);
+      expect([again.status, again.body]).toEqual([400, shapeA('invalid_grant')]);
+    } finally {
+      await two.close();
+    }
+  });
+});
+
+describe('replay revokes the whole grant', () => {
+  const revoked = {
+    error: {
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      message: expect.stringMatching(/revoked/),
+    },
+  };
+
+  it('a replayed code revokes every token it led to: access tokens and the refresh tokens rotated since', async () => {
+    const bystander = await signIn(app, { scope: 'read', loginHint: 'bystander' });
+    const code = (await consent(authorizeUrl(app, { scope: 'read' }))).searchParams.get('code')!;
+    const first = (await exchangeCode(app, code)).body;
+    const rotated = (await refresh(app, first.refresh_token as string)).body;
+    expect((await call(sandbox.url, 'GET', '/users', rotated.access_token as string)).status).toBe(200);
+
+    const replayed = await exchangeCode(app, code);
+    expect([replayed.status, replayed.body]).toEqual([400, shapeA('invalid_grant')]);
+
+    for (const token of [first.access_token, rotated.access_token] as string[]) {
+      const refused = await call(sandbox.url, 'GET', '/users', token);
+      expect([refused.status, refused.body]).toEqual([401, revoked]);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
+    expect((await refresh(app, rotated.refresh_token as string)).body).toEqual(shapeA('invalid_grant'));
+    // Only that grant: the same client's other grants keep working.
+    expect((await call(sandbox.url, 'GET', '/users', bystander.access_token)).status).toBe(200);
+    expect((await refresh(app, bystander.refresh_token)).status).toBe(200);
+  });
+
+  it('a reused refresh token is refused and revokes the tokens rotated from it (RFC 6819 §5.2.2.3)', async () => {
+    const bystander = await signIn(app, { scope: 'read', loginHint: 'bystander' });
+    const first = await signIn(app, { scope: 'read', loginHint: 'rotating' });
+    const second = (await refresh(app, first.refresh_token)).body;
+    const third = (await refresh(app, second.refresh_token as string)).body;
+    expect(third.refresh_token).not.toBe(second.refresh_token);
+    expect((await call(sandbox.url, 'GET', '/users', third.access_token as string)).status).toBe(200);
+
+    // The first refresh token was rotated away: whoever presents it now holds a copy.
+    const reused = await refresh(app, first.refresh_token);
+    expect([reused.status, reused.body]).toEqual([
+      400,
+      {
+        error: {
+          type: 'authentication_error',
+          code: 'invalid_grant',
+          message: expect.stringMatching(/already used.*revoked/),
+        },
+      },
+    ]);
+
+    const newest = await call(sandbox.url, 'GET', '/users', third.access_token as string);
+    expect([newest.status, newest.body]).toEqual([401, revoked]);
+    for (const token of [first.access_token, second.access_token] as string[]) {
+      expect((await call(sandbox.url, 'GET', '/users', token)).status).toBe(401);
+    }
+    expect((await refresh(app, third.refresh_token as string)).body).toEqual(shapeA('invalid_grant'));
+    expect((await call(sandbox.url, 'GET', '/users', bystander.access_token)).status).toBe(200);
+    expect((await refresh(app, bystander.refresh_token)).status).toBe(200);
+  });
+});
+
 describe('the authorization endpoint', () => {
   it('refuses an unregistered redirect_uri or client with a JSON error, never a redirect', async () => {
     const wrongUri = await fetch(authorizeUrl({ ...app, redirectUri: 'http://evil.example/cb' }), {
@@ -341,6 +441,75 @@ describe('clients and tokens across restarts', () => {
         expect((await refresh(configFor(second), tokens.refresh_token)).status).toBe(200);
       } finally {
         await second.close();
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('recognises a reused refresh token after a restart, and keeps the revocation', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'sandbox-oauth-'));
+    const dataFile = join(directory, 'sandbox.json');
+    try {
+      await writeFile(dataFile, JSON.stringify({ version: 2, oauth_clients: [CLIENT] }));
+      const first = await startSandbox({ port: 0, dataFile });
+      const tokens = await signIn(configFor(first), { scope: 'read', loginHint: 'restarted' });
+      const rotated = (await refresh(configFor(first), tokens.refresh_token)).body;
+      await first.close();
+      expect(await readFile(dataFile, 'utf8')).not.toContain(tokens.refresh_token);
+
+      const second = await startSandbox({ port: 0, dataFile });
+      try {
+        expect((await refresh(configFor(second), tokens.refresh_token)).body).toMatchObject({
+          error: { code: 'invalid_grant', message: expect.stringMatching(/already used.*revoked/) },
+        });
+      } finally {
+        await second.close();
+      }
+      const third = await startSandbox({ port: 0, dataFile });
+      try {
+        expect((await call(third.url, 'GET', '/users', rotated.access_token as string)).status).toBe(401);
+        expect((await refresh(configFor(third), rotated.refresh_token as string)).status).toBe(400);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('reads refresh tokens saved before grants existed: each is a grant of its own, rotated and replay-checked', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'sandbox-oauth-'));
+    const dataFile = join(directory, 'sandbox.json');
+    const legacy = 'rt_saved_before_grant_ids';
+    try {
+      await writeFile(
+        dataFile,
+        JSON.stringify({
+          version: 2,
+          oauth_clients: [CLIENT],
+          refresh_tokens: [
+            {
+              token_hash: createHash('sha256').update(legacy).digest('hex'),
+              client_id: 'app',
+              sub: 'legacy',
+              scope: 'read',
+              expires_at: Math.floor(Date.now() / 1000) + 3600,
+            },
+          ],
+        }),
+      );
+      const restarted = await startSandbox({ port: 0, dataFile });
+      try {
+        const rotated = await refresh(configFor(restarted), legacy);
+        expect(rotated.status).toBe(200);
+        expect(claimsOf(rotated.body.access_token as string)).toMatchObject({ sub: 'legacy' });
+        expect((await refresh(configFor(restarted), legacy)).status).toBe(400);
+        expect((await call(restarted.url, 'GET', '/users', rotated.body.access_token as string)).status).toBe(
+          401,
+        );
+      } finally {
+        await restarted.close();
       }
     } finally {
       await rm(directory, { recursive: true, force: true });

@@ -176,27 +176,27 @@ export function createOAuthHandler(options: OAuthServerOptions): OAuthHandler {
     const client = authenticateClient(credentials);
     const code = required(form, 'code');
     const redirectUri = required(form, 'redirect_uri');
-    const redemption = codes.redeem(code);
-    if (!redemption.ok) {
-      if (redemption.reason === 'used') {
-        // A replayed code may be stolen: retire what the first exchange issued (RFC 6749 §4.1.2).
-        if (redemption.refreshTokenHash !== undefined) tokens.revoke(redemption.refreshTokenHash);
-        throw invalidGrant('The code was already used (codes are single-use); its refresh token is revoked.');
-      }
-      throw invalidGrant(
-        redemption.reason === 'expired'
-          ? 'The code expired; authorize again.'
-          : 'Unknown authorization code.',
-      );
+    const redemption = codes.redeem(code, { client_id: client.client_id, redirect_uri: redirectUri });
+    if (redemption.ok) {
+      const { grant } = redemption;
+      return tokens.issue(client.client_id, grant.sub, grant.scope, grant.grant_id);
     }
-    const { grant } = redemption;
-    if (grant.client_id !== client.client_id) throw invalidGrant('The code was issued to another client.');
-    if (grant.redirect_uri !== redirectUri) {
-      throw invalidGrant('redirect_uri differs from the one of the authorization request.');
+    switch (redemption.reason) {
+      case 'used':
+        // A replayed code may be stolen: revoke what the first exchange led to (RFC 6749 §4.1.2).
+        tokens.revokeGrant(redemption.grantId);
+        throw invalidGrant(
+          'The code was already used (codes are single-use); every token issued from it is revoked.',
+        );
+      case 'expired':
+        throw invalidGrant('The code expired; authorize again.');
+      case 'client':
+        throw invalidGrant('The code was issued to another client.');
+      case 'redirect_uri':
+        throw invalidGrant('redirect_uri differs from the one of the authorization request.');
+      case 'unknown':
+        throw invalidGrant('Unknown authorization code.');
     }
-    const issued = tokens.issue(client.client_id, grant.sub, grant.scope);
-    redemption.issue(issued.refreshTokenHash);
-    return issued.response;
   }
 
   async function token(request: IncomingMessage, response: ServerResponse): Promise<number> {
