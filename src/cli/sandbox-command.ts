@@ -38,7 +38,10 @@ OAuth 2.0 (authorization server on the same address: /oauth/authorize, /oauth/to
                          (otherwise approve by posting the page's form, decision=approve)
   --token-ttl SEC        lifetime of access tokens (default 3600; e.g. 2 to test expired_token)
   --jwt-secret KEY       HS256 key of access tokens and JWTs, at least 32 characters (default: the
-                         data file's, else random; printed at start)
+                         data file's "jwt_signing_key", else random)
+  --print-signing-key    print the JWT signing key at start, to mint or verify JWTs yourself; it is
+                         not printed otherwise: whoever reads it can mint tokens for any user (HS256
+                         is symmetric, so there is no public key or JWKS to publish instead)
 
 Sandbox-only endpoints: POST /v1/sandbox/payments {"outcome":"succeeded|failed|refunded"},
 GET /v1/sandbox/deliveries (every delivery and its attempts; free of rate limit).`;
@@ -86,8 +89,11 @@ function clientFlags(value: string | boolean | string[] | undefined): OAuthClien
   });
 }
 
-/** Run `service-webhooks sandbox` until SIGINT or SIGTERM; answers the exit code. */
-export async function runSandbox(argv: readonly string[], io: Io): Promise<number> {
+/**
+ * Run `service-webhooks sandbox` until SIGINT or SIGTERM, or until `stop` is aborted (to run it in
+ * process); answers the exit code.
+ */
+export async function runSandbox(argv: readonly string[], io: Io, stop?: AbortSignal): Promise<number> {
   const { flags } = parseFlags(argv, {
     port: { type: 'string' },
     host: { type: 'string' },
@@ -102,6 +108,7 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
     'oauth-auto-approve': { type: 'boolean' },
     'token-ttl': { type: 'string' },
     'jwt-secret': { type: 'string' },
+    'print-signing-key': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (flags.help) {
@@ -157,19 +164,23 @@ export async function runSandbox(argv: readonly string[], io: Io): Promise<numbe
       `service-webhooks sandbox listening on ${sandbox.url}`,
       `  deliveries: GET ${sandbox.url}/sandbox/deliveries   data: ${dataFile ?? 'in memory'}`,
       `  oauth: ${sandbox.authUrl}/oauth/authorize, ${sandbox.authUrl}/oauth/token (access tokens last ${tokenTtl} s${autoApprove ? ', consent auto-approved' : ''})`,
-      `  jwt: HS256, signing key ${sandbox.jwtSecret}`,
+      // The key mints tokens for any user: kept out of scrollback and CI logs unless asked for.
+      `  jwt: HS256, signing key ${flags['print-signing-key'] === true ? sandbox.jwtSecret : 'not printed (--print-signing-key)'}`,
       '  stop with Ctrl-C',
     ].join('\n'),
   );
 
   await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      stop?.removeEventListener('abort', done);
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+    if (stop?.aborted === true) done();
+    else stop?.addEventListener('abort', done);
   });
   await sandbox.close();
   io.out('sandbox stopped');

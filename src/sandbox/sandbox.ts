@@ -57,7 +57,9 @@ export interface SandboxOptions {
   /** Lifetime of authorization codes in seconds. @default 60 */
   authorizationCodeTtlSeconds?: number;
   /**
-   * The HS256 key access tokens and JWTs are signed and verified with, at least 32 characters.
+   * The HS256 key access tokens and JWTs are signed and verified with, at least 32 characters. The
+   * sandbox never logs it (whoever holds it can mint tokens for any user); read it from
+   * {@link Sandbox.jwtSecret}, or, from the CLI, start with `--print-signing-key`.
    * @default the key saved in the data file, else a random one (saved in the data file, if any)
    */
   jwtSecret?: string;
@@ -75,7 +77,10 @@ export interface Sandbox {
    */
   readonly authUrl: string;
   readonly port: number;
-  /** The HS256 key in use, for minting JWTs of your own. */
+  /**
+   * The HS256 key in use, for minting or verifying JWTs of your own. Never logged: the CLI prints it
+   * only with `--print-signing-key`.
+   */
   readonly jwtSecret: string;
   /** Stop listening, stop delivering and save the data. */
   close(): Promise<void>;
