@@ -8,15 +8,16 @@ const UNPAIRED_SURROGATE = '[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-
 
 /**
  * An encoder of store keys as a backend can hold them, distinct keys kept distinct: `%` (the escape
- * character) and each character of `reserved` become `%` and their hex code; unpaired surrogates,
- * which the backend's UTF-8 would turn into U+FFFD (so that different keys collided), `%u` and theirs.
- * Any other key is kept as it is. The pattern is compiled once, here, not per call.
+ * character) and each character of `reserved` become `%` and their hex code in two digits; unpaired
+ * surrogates, which the backend's UTF-8 would turn into U+FFFD (so that different keys collided), `%u`
+ * and theirs in four. Any other key is kept as it is. The pattern is compiled once, here, not per call.
  *
  * @example
  * ```ts
  * const encode = keyEncoder('{}'); // for a Redis hash tag
  * encode('evt_{1}'); // 'evt_%7B1%7D'
  * keyEncoder()('100%'); // '100%25'
+ * keyEncoder('\u0000')('evt\u00001'); // 'evt%001' (PostgreSQL text cannot hold NUL)
  * ```
  */
 export function keyEncoder(reserved = ''): (key: string) => string {
@@ -25,9 +26,13 @@ export function keyEncoder(reserved = ''): (key: string) => string {
   return (key) => key.replace(pattern, escapeUnit);
 }
 
+// Fixed width, so that no escape is a prefix of another followed by hex-like text: with variable width,
+// '\u0001' then '0' and '\u0010' would both be '%10'. Every reserved character so far (`%`, `{`, `}`,
+// `:`) and every surrogate already had this width, so no key written before changes.
 function escapeUnit(unit: string): string {
   const code = unit.charCodeAt(0);
-  return `%${code < 0x80 ? '' : 'u'}${code.toString(16).toUpperCase()}`;
+  const hex = code.toString(16).toUpperCase();
+  return code < 0x80 ? `%${hex.padStart(2, '0')}` : `%u${hex.padStart(4, '0')}`;
 }
 
 /**
