@@ -14,6 +14,7 @@
  * @packageDocumentation
  */
 import {
+  type BackgroundErrorListener,
   type ClaimResult,
   type CompleteResult,
   ConfigurationError,
@@ -21,14 +22,30 @@ import {
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
+import { BackgroundErrors } from './background-errors.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
 
-/** `%` and unpaired surrogates escaped: `pg` sends strings as UTF-8. */
-const encodeKey = keyEncoder();
+/**
+ * `%`, NUL and unpaired surrogates escaped: PostgreSQL `text` refuses NUL (every claim of such an id
+ * would fail, and the event be answered 503 forever), and `pg` sends strings as UTF-8.
+ */
+const encodeKey = keyEncoder('\u0000');
+
+/**
+ * Statements one claim may take to find a settled answer: a claim that did not take the event reads the
+ * row, and claims again only when the row was gone by then (released, or just expired). A row that
+ * keeps changing hands that fast is busy: after this many rounds the claim answers 'in_progress'.
+ */
+const CLAIM_ROUNDS = 3;
+
+/** What PostgresStore listens to, when the pool has it: a `pg.Pool` or `pg.Client` is an EventEmitter. */
+type ErrorEmitter = { on(event: 'error', listener: (error: unknown) => void): unknown };
 
 /**
  * What the store needs from `pg`: a `Pool` fits (so does a `Client` or a `PoolClient`, for tests and
- * migrations). Typed structurally, so this subpath needs neither `pg` nor `@types/pg` to load.
+ * migrations). Typed structurally, so this subpath needs neither `pg` nor `@types/pg` to load. When the
+ * object also has an EventEmitter's `on`, as a `Pool` has, the store listens for its 'error' events (see
+ * {@link PostgresStore}).
  *
  * @example
  * ```ts
@@ -117,11 +134,19 @@ export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
  * is checked against its latest version. `complete` and `renew` succeed for the token that holds the
  * row (even after its lease ended) or when no live row exists, so a worker whose lease ended finishes
  * its work unless another attempt took the event meanwhile, and never touches the new owner's row.
+ * A claim that does not take the event answers from the row as it is once the claim is decided (a
+ * second, read-only statement when the first cannot tell), never from an older version of it.
  * Times come from the database's clock (`clock_timestamp()`), so application servers with skewed
  * clocks agree. Ended rows are claimable as they are; {@link PostgresStore.purgeExpired} deletes them.
  *
  * Every failed call throws `StoreUnavailableError` with the `pg` error as `cause`: the sender is
- * answered 503 `store_unavailable` and retries later.
+ * answered 503 `store_unavailable` and retries later. A `pg.Pool` also emits 'error' when one of its
+ * idle connections drops (a restart, a failover): with no listener that would end the process, so the
+ * store listens, and the error reaches every receiver's `onError` (or stderr) as a
+ * `StoreUnavailableError`. The pool opens a fresh connection for the next call.
+ *
+ * Event ids are kept intact whatever they hold: `%`, NUL (which `text` cannot hold) and unpaired
+ * surrogates are escaped ({@link PostgresStore.keyFor}).
  *
  * @example
  * ```ts
@@ -136,9 +161,19 @@ export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
  * ```
  */
 export class PostgresStore implements IdempotencyStore {
+  /**
+   * The stores made on each pool, for the one 'error' listener each pool gets. One per pool, not per
+   * store: stores are cheap and sometimes made per test or per table, and a listener each would keep
+   * every discarded store alive as long as the pool (Node warns past ten). Weak references, so a store
+   * nobody uses any more drops out.
+   */
+  static readonly #storesByPool = new WeakMap<ErrorEmitter, Set<WeakRef<PostgresStore>>>();
+
   readonly #pool: PostgresQueryable;
   readonly #tableName: string;
   readonly #table: string;
+  readonly #backgroundErrors = new BackgroundErrors();
+  #listened = false;
 
   constructor(options: PostgresStoreOptions) {
     const pool: unknown = options?.pool;
@@ -151,6 +186,40 @@ export class PostgresStore implements IdempotencyStore {
     this.#table = quotedTable(table);
     this.#tableName = table;
     this.#pool = pool as PostgresQueryable;
+    if (typeof (pool as Partial<ErrorEmitter>).on === 'function')
+      PostgresStore.#watch(pool as ErrorEmitter, this);
+  }
+
+  static #watch(pool: ErrorEmitter, store: PostgresStore): void {
+    let stores = PostgresStore.#storesByPool.get(pool);
+    if (stores === undefined) {
+      const known = new Set<WeakRef<PostgresStore>>();
+      stores = known;
+      PostgresStore.#storesByPool.set(pool, known);
+      pool.on('error', (cause) => PostgresStore.#dropped(known, cause));
+    }
+    stores.add(new WeakRef(store));
+  }
+
+  /** An idle connection of the pool failed: tell each store's receivers, or say it once on stderr. */
+  static #dropped(stores: Set<WeakRef<PostgresStore>>, cause: unknown): void {
+    const live: PostgresStore[] = [];
+    for (const ref of stores) {
+      const store = ref.deref();
+      if (store === undefined) stores.delete(ref);
+      else live.push(store);
+    }
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const error = new StoreUnavailableError(
+      `An idle PostgreSQL connection was lost (${reason}); the pool opens a new one for the next call.`,
+      { cause },
+    );
+    const listened = live.filter((store) => store.#listened);
+    // Stores that no receiver uses (one made for createTable, say) would each print it on stderr, beside
+    // the receivers that heard it: only when nobody heard it is it said there, and once.
+    const targets = listened.length > 0 ? listened : live.slice(0, 1);
+    if (targets.length === 0) new BackgroundErrors().report(error);
+    for (const store of targets) store.#backgroundErrors.report(error);
   }
 
   /**
@@ -167,11 +236,18 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    // Rows the INSERT wrote are invisible to the outer SELECT (one snapshot), hence the UNION: either
-    // the claim's own row, or the row that blocked it.
-    const { rows } = await this.#query<{ result: string }>(
-      'claim',
-      `WITH claimed AS (
+    const values = [encodeKey(key), token, wholeMilliseconds(leaseMs)];
+    // The INSERT decides on the row as it is: ON CONFLICT locks the latest version (waiting for a
+    // concurrent writer to commit) and checks the WHERE on that. A SELECT in the same statement, though,
+    // reads the statement's snapshot, taken before that wait: a row another attempt has just taken over
+    // can still look like the expired completion it replaced, a row just written like no row at all. So
+    // the statement answers only what its snapshot cannot get wrong: 'claimed', or a completion live
+    // when read (nothing replaces a live completion: no token matches it and every write needs it
+    // ended, so it was the latest version then). Anything else is read again in a statement of its own,
+    // a fresh snapshot (under READ COMMITTED, and under REPEATABLE READ too, each autocommit statement
+    // being its own transaction). A claim that wrote nothing may answer any state the row had during
+    // the call, so either read is a true answer. The first claim of an event stays one round trip.
+    const claimSql = `WITH claimed AS (
          INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
          VALUES ($1, $2, 'in_progress', clock_timestamp() + $3 * interval '1 millisecond')
          ON CONFLICT (event_id) DO UPDATE
@@ -181,13 +257,21 @@ export class PostgresStore implements IdempotencyStore {
        )
        SELECT 'claimed' AS result FROM claimed
        UNION ALL
-       SELECT state FROM ${this.#table} WHERE event_id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
-      [encodeKey(key), token, wholeMilliseconds(leaseMs)],
-    );
-    const result = rows[0]?.result;
-    if (result === 'claimed' || result === 'completed') return result;
-    // 'in_progress', or no row visible: a concurrent claim committed after this statement's snapshot
-    // began. Either way another attempt owns the event now, and "in progress" is the safe answer.
+       SELECT 'completed' FROM ${this.#table}
+       WHERE event_id = $1 AND state = 'completed' AND expires_at > clock_timestamp()
+         AND NOT EXISTS (SELECT 1 FROM claimed)`;
+    const liveSql = `SELECT state FROM ${this.#table} WHERE event_id = $1 AND expires_at > clock_timestamp()`;
+    for (let round = 0; round < CLAIM_ROUNDS; round++) {
+      const { rows } = await this.#query<{ result: string }>('claim', claimSql, values);
+      const result = rows[0]?.result;
+      if (result === 'claimed' || result === 'completed') return result;
+      const { rows: live } = await this.#query<{ state: string }>('claim', liveSql, [values[0]]);
+      const state = live[0]?.state;
+      if (state === 'completed' || state === 'in_progress') return state;
+      // No live row: the holder released it, or its lease ended, after the INSERT saw it. The event is
+      // free, and a claim now would take it: so claim again rather than answer from a past state.
+    }
+    // The safe answer: the sender is told 409 and retries, by which time the row has settled.
     return 'in_progress';
   }
 
@@ -244,9 +328,25 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   /**
+   * Optional part of {@link IdempotencyStore}: each receiver that uses the store calls it once, and
+   * hears from then on of the pool's idle connections that drop (as a `StoreUnavailableError` whose
+   * `cause` is the `pg` error), through its `onError`.
+   *
+   * @example
+   * ```ts
+   * store.onBackgroundError((error) => console.warn(error.message, error.cause));
+   * ```
+   */
+  onBackgroundError(listener: BackgroundErrorListener): void {
+    this.#backgroundErrors.listen(listener);
+    this.#listened = true;
+  }
+
+  /**
    * The `event_id` that holds the store key `key`, as the store writes it (for inspection and tests).
-   * Only `%` and unpaired UTF-16 surrogates are escaped (PostgreSQL text is UTF-8, where unpaired
-   * surrogates cannot be written), so distinct keys stay distinct.
+   * Only `%`, NUL and unpaired UTF-16 surrogates are escaped, as `%` and two hex digits (`%00` for NUL)
+   * or `%u` and four: PostgreSQL text cannot hold NUL, nor (being UTF-8) unpaired surrogates. Distinct
+   * keys stay distinct.
    *
    * @example
    * ```ts

@@ -14,6 +14,8 @@ const pool = new pg.Pool({
   connectionTimeoutMillis: 1_000,
   statement_timeout: 1_000,
 });
+// No pool.on('error') needed: the store listens, so an idle connection that drops (a restart, a
+// failover) reaches webhooks.onError (stderr without one) instead of ending the process.
 const store = new PostgresStore({ pool, table: process.env.WEBHOOK_TABLE ?? 'webhook_events' });
 await store.createTable(); // or put postgresStoreMigration() in your migrations
 // Ended rows are claimable as they are; purging only keeps the table small.

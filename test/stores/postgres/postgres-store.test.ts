@@ -154,6 +154,34 @@ describe('PostgresStore beyond the suite', () => {
     expect(store.keyFor('evt_plain:123')).toBe('evt_plain:123');
   });
 
+  test('ids with NUL (which PostgreSQL text refuses) are recorded, kept intact and apart', async () => {
+    const store = new PostgresStore({ pool, table });
+    const base = `nul-${crypto.randomUUID()}`;
+    // NUL beside hex-like text: an escape of variable length would read '\u0000' + '0' as one code.
+    const ids = [
+      `${base}\u0000`,
+      `\u0000${base}`,
+      `${base}\u00000`,
+      `${base}\u000000`,
+      `${base}\u0000%00`,
+      `${base}%00`,
+      `${base}\u0000\u0000`,
+      `${base}\u0000\uD800`,
+    ];
+    expect(new Set(ids.map((id) => store.keyFor(id))).size).toBe(ids.length);
+    for (const id of ids) {
+      const owner = crypto.randomUUID();
+      expect(await store.claim(id, owner, 60_000), JSON.stringify(id)).toBe('claimed');
+      expect(await store.complete(id, owner, 60_000), JSON.stringify(id)).toBe('completed');
+      expect(await store.claim(id, crypto.randomUUID(), 60_000), JSON.stringify(id)).toBe('completed');
+    }
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "${table}" WHERE event_id LIKE $1 AND state = 'completed'`,
+      [`%${base}%`],
+    );
+    expect(rows[0]!.n).toBe(ids.length);
+  });
+
   test('a failing database is a StoreUnavailableError carrying the pg error as cause', async () => {
     const missing = new PostgresStore({ pool, table: 'no_such_table_service_webhooks' });
     for (const call of [

@@ -1,0 +1,286 @@
+/**
+ * PostgresStore's answers when statements of several attempts overlap on one row, against a real
+ * PostgreSQL (DATABASE_URL, otherwise postgres@127.0.0.1:5432/test), in a table of its own.
+ *
+ * Most tests here are deterministic: an attempt's write is held open in a transaction (the row is
+ * locked, the change not yet visible), the store call under test is sent and seen waiting on that
+ * lock in pg_stat_activity, then the transaction commits. The waiting statement's snapshot predates
+ * the commit, which is exactly where an answer read from the snapshot goes stale.
+ */
+import pg from 'pg';
+import { type PostgresQueryable, PostgresStore } from 'service-webhooks/postgres';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const table = `webhook_events_races_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+// 30 connections, as in the review that found the stale 'completed': 20 claims at once never queue.
+const pool = new pg.Pool({ connectionString, max: 30 });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const token = () => crypto.randomUUID();
+const freshId = (label: string) => `${label}-${crypto.randomUUID()}`;
+
+beforeAll(async () => {
+  await new PostgresStore({ pool, table }).createTable();
+  // Open every connection first: the race needs 20 statements at once, not 20 connection start-ups.
+  await Promise.all(Array.from({ length: 30 }, () => pool.query('SELECT pg_sleep(0.05)')));
+});
+
+afterAll(async () => {
+  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.end();
+});
+
+/**
+ * A transaction on a connection of its own, and a store that writes through it: what the store writes
+ * there is locked and invisible to others until `commit`.
+ */
+async function openTransaction() {
+  const client = await pool.connect();
+  await client.query('BEGIN');
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  let open = true;
+  const end = async (command: 'COMMIT' | 'ROLLBACK') => {
+    if (!open) return;
+    open = false;
+    try {
+      await client.query(command);
+    } finally {
+      client.release();
+    }
+  };
+  return {
+    store: new PostgresStore({ pool: client, table }),
+    /** Resolves once `count` statements of other connections wait on this transaction's locks. */
+    async blocking(count: number) {
+      for (let waited = 0; waited < 10_000; waited += 10) {
+        const { rows: blocked } = await pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [rows[0]!.pid],
+        );
+        if (blocked[0]!.n >= count) return;
+        await sleep(10);
+      }
+      throw new Error(`${count} statements never waited on the open transaction`);
+    },
+    commit: () => end('COMMIT'),
+    rollback: () => end('ROLLBACK'),
+  };
+}
+
+describe('claim answers what the row is once the claim is decided', () => {
+  test("claims racing the takeover of an expired completion: one 'claimed' per round, never 'completed'", async () => {
+    const store = new PostgresStore({ pool, table });
+    const totals = { claimed: 0, completed: 0, in_progress: 0 };
+    const rounds: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      const id = freshId('expired-completion');
+      expect(await store.complete(id, token(), 50)).toBe('completed');
+      await sleep(120);
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.claim(id, token(), 60_000)));
+      for (const result of results) totals[result]++;
+      const claimed = results.filter((result) => result === 'claimed').length;
+      const completed = results.filter((result) => result === 'completed').length;
+      if (claimed !== 1 || completed !== 0) {
+        rounds.push(`round ${round}: ${claimed} claimed, ${completed} completed`);
+      }
+    }
+    console.info(
+      `20 rounds x 20 claims after an expired completion: claimed ${totals.claimed}, completed ${totals.completed}, in_progress ${totals.in_progress}`,
+    );
+    expect(rounds).toEqual([]);
+    expect(totals).toEqual({ claimed: 20, completed: 0, in_progress: 380 });
+  });
+
+  test("claims queued behind an open takeover of an expired completion answer 'in_progress'", async () => {
+    const store = new PostgresStore({ pool, table });
+    const id = freshId('takeover');
+    expect(await store.complete(id, token(), 50)).toBe('completed');
+    await sleep(120);
+    const takeover = await openTransaction();
+    try {
+      expect(await takeover.store.claim(id, token(), 60_000)).toBe('claimed');
+      const claims = Promise.all(Array.from({ length: 5 }, () => store.claim(id, token(), 60_000)));
+      await takeover.blocking(5);
+      await takeover.commit();
+      expect(await claims).toEqual(Array.from({ length: 5 }, () => 'in_progress'));
+    } finally {
+      await takeover.rollback();
+    }
+  });
+
+  test("a claim queued behind an open first completion answers 'completed'", async () => {
+    const store = new PostgresStore({ pool, table });
+    const id = freshId('first-completion');
+    const completion = await openTransaction();
+    try {
+      expect(await completion.store.complete(id, token(), 60_000)).toBe('completed');
+      const claim = store.claim(id, token(), 60_000);
+      await completion.blocking(1);
+      await completion.commit();
+      expect(await claim).toBe('completed');
+    } finally {
+      await completion.rollback();
+    }
+  });
+
+  test("a claim queued behind the holder's open completion answers 'completed'", async () => {
+    const store = new PostgresStore({ pool, table });
+    const id = freshId('completion');
+    const owner = token();
+    expect(await store.claim(id, owner, 60_000)).toBe('claimed');
+    const completion = await openTransaction();
+    try {
+      expect(await completion.store.complete(id, owner, 60_000)).toBe('completed');
+      const claim = store.claim(id, token(), 60_000);
+      await completion.blocking(1);
+      await completion.commit();
+      expect(await claim).toBe('completed');
+    } finally {
+      await completion.rollback();
+    }
+  });
+
+  test('a claim queued behind an open release takes the event', async () => {
+    const store = new PostgresStore({ pool, table });
+    const id = freshId('release');
+    const owner = token();
+    expect(await store.claim(id, owner, 60_000)).toBe('claimed');
+    const release = await openTransaction();
+    try {
+      await release.store.release(id, owner);
+      const claim = store.claim(id, token(), 60_000);
+      await release.blocking(1);
+      await release.commit();
+      expect(await claim).toBe('claimed');
+    } finally {
+      await release.rollback();
+    }
+  });
+
+  /**
+   * A pool that runs `between(text)` after each statement answers and before the store sees the
+   * answer: another attempt's call, deterministically between two statements of one store call.
+   */
+  function interleaved(between: (text: string) => Promise<void>) {
+    const statements: string[] = [];
+    const queryable: PostgresQueryable = {
+      async query<Row extends object>(text: string, values?: unknown[]) {
+        const answer = await pool.query<Row>(text, values);
+        statements.push(text);
+        await between(text);
+        return answer;
+      },
+    };
+    return { queryable, statements };
+  }
+
+  test('a claim that found the event held, and then no live row (released meanwhile), claims afresh', async () => {
+    const others = new PostgresStore({ pool, table });
+    const id = freshId('released-between');
+    const owner = token();
+    expect(await others.claim(id, owner, 60_000)).toBe('claimed');
+    let released = false;
+    const { queryable } = interleaved(async () => {
+      if (released) return;
+      released = true;
+      await others.release(id, owner);
+    });
+    expect(await new PostgresStore({ pool: queryable, table }).claim(id, token(), 60_000)).toBe('claimed');
+    expect(await others.claim(id, token(), 60_000)).toBe('in_progress');
+  });
+
+  test("a claim that keeps finding the event held and then gone gives up after 3 rounds: 'in_progress'", async () => {
+    const others = new PostgresStore({ pool, table });
+    const id = freshId('churn');
+    let holder = token();
+    expect(await others.claim(id, holder, 60_000)).toBe('claimed');
+    // After each statement of the store under test, the row changes hands: the holder releases it, and
+    // once the store has seen no live row, another attempt claims it before the store claims again.
+    let held = true;
+    const { queryable, statements } = interleaved(async () => {
+      if (held) {
+        await others.release(id, holder);
+      } else {
+        holder = token();
+        expect(await others.claim(id, holder, 60_000)).toBe('claimed');
+      }
+      held = !held;
+    });
+    expect(await new PostgresStore({ pool: queryable, table }).claim(id, token(), 60_000)).toBe(
+      'in_progress',
+    );
+    expect(statements).toHaveLength(6);
+  });
+
+  test('the first claim of an event is one statement', async () => {
+    const { queryable, statements } = interleaved(async () => {});
+    expect(await new PostgresStore({ pool: queryable, table }).claim(freshId('fast'), token(), 60_000)).toBe(
+      'claimed',
+    );
+    expect(statements).toHaveLength(1);
+  });
+});
+
+describe('complete and renew decide on the row as it is, not on their snapshot', () => {
+  for (const call of ['complete', 'renew'] as const) {
+    test(`the old owner's ${call} queued behind an open takeover of its ended lease is 'lost'`, async () => {
+      const store = new PostgresStore({ pool, table });
+      const id = freshId(`late-${call}`);
+      const owner = token();
+      expect(await store.claim(id, owner, 1)).toBe('claimed');
+      await sleep(20);
+      const takeover = await openTransaction();
+      const next = token();
+      try {
+        expect(await takeover.store.claim(id, next, 60_000)).toBe('claimed');
+        const late = store[call](id, owner, 60_000);
+        await takeover.blocking(1);
+        await takeover.commit();
+        expect(await late).toBe('lost');
+        expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
+        expect(await store.complete(id, next, 60_000)).toBe('completed');
+      } finally {
+        await takeover.rollback();
+      }
+    });
+
+    test(`a stranger's ${call} queued behind an open first completion is 'lost'`, async () => {
+      const store = new PostgresStore({ pool, table });
+      const id = freshId(`absent-${call}`);
+      const completion = await openTransaction();
+      try {
+        expect(await completion.store.complete(id, token(), 60_000)).toBe('completed');
+        const stranger = store[call](id, token(), 60_000);
+        await completion.blocking(1);
+        await completion.commit();
+        expect(await stranger).toBe('lost');
+        expect(await store.claim(id, token(), 60_000)).toBe('completed');
+      } finally {
+        await completion.rollback();
+      }
+    });
+
+    test(`the owner's ${call} queued behind its lease's open takeover-then-release succeeds`, async () => {
+      // The row is gone once the blocker commits: no live record, so the owner's call goes through.
+      const store = new PostgresStore({ pool, table });
+      const id = freshId(`gone-${call}`);
+      const owner = token();
+      expect(await store.claim(id, owner, 1)).toBe('claimed');
+      await sleep(20);
+      const other = await openTransaction();
+      try {
+        const next = token();
+        expect(await other.store.claim(id, next, 60_000)).toBe('claimed');
+        await other.store.release(id, next);
+        const late = store[call](id, owner, 60_000);
+        await other.blocking(1);
+        await other.commit();
+        expect(await late).toBe(call === 'renew' ? 'renewed' : 'completed');
+        expect(await store.claim(id, token(), 60_000)).toBe(call === 'renew' ? 'in_progress' : 'completed');
+      } finally {
+        await other.rollback();
+      }
+    });
+  }
+});
