@@ -15,6 +15,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import {
+  type BackgroundErrorListener,
   type ClaimResult,
   type CompleteResult,
   ConfigurationError,
@@ -22,6 +23,8 @@ import {
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks';
+import { BackgroundErrors } from './background-errors.js';
+import { EvictionGuard, type EvictionPolicyMode } from './redis-eviction.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
 
 /**
@@ -29,6 +32,8 @@ import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
  * keys stay distinct keys.
  */
 const encodeKey = keyEncoder('{}');
+
+export type { EvictionPolicyMode } from './redis-eviction.js';
 
 /**
  * Options of {@link RedisStore}.
@@ -67,6 +72,17 @@ export interface RedisStoreOptions {
    * @default 'service-webhooks:'
    */
   prefix?: string;
+  /**
+   * What to do when the server (any master of a Cluster) may evict keys: a `maxmemory` with a
+   * `maxmemory-policy` other than `noeviction`. Every key the store writes has a TTL, so `volatile-*`
+   * policies evict them too, and an evicted record runs a handled event again. Checked on the first
+   * call and at most once a minute after (INFO memory, or CONFIG GET where INFO is refused).
+   * `'refuse'`: every call fails as an outage would (503 `store_unavailable`, so the sender retries),
+   * and a `ConfigurationError` naming the policy is reported to `onError`, until the policy is
+   * `noeviction`. `'report'`: the error is reported once and the store goes on.
+   * @default 'refuse'
+   */
+  evictionPolicy?: EvictionPolicyMode;
 }
 
 /**
@@ -176,6 +192,8 @@ export class RedisStore implements IdempotencyStore {
   #pastFirstConnection = false;
   /** The wait for the first connection, shared by the calls that arrive during it. */
   #firstConnection: Promise<void> | undefined;
+  readonly #backgroundErrors = new BackgroundErrors();
+  readonly #eviction: EvictionGuard;
 
   constructor(options: RedisStoreOptions) {
     const client: unknown = options?.client;
@@ -206,6 +224,12 @@ export class RedisStore implements IdempotencyStore {
     this.#prefix = prefix;
     this.#readyTimeoutMs = readyTimeoutMs;
     this.#pastFirstConnection = !CONNECTING.has(redis.status);
+    this.#eviction = new EvictionGuard(redis, 'RedisStore', options.evictionPolicy, this.#backgroundErrors);
+  }
+
+  /** Called by each receiver that uses this store: an unsafe eviction policy is reported through it. */
+  onBackgroundError(listener: BackgroundErrorListener): void {
+    this.#backgroundErrors.listen(listener);
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -264,6 +288,8 @@ export class RedisStore implements IdempotencyStore {
   async #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
     try {
       if (!this.#pastFirstConnection) await this.#untilFirstConnection();
+      const evictionChecked = this.#eviction.check();
+      if (evictionChecked) await evictionChecked;
       return await this.#client[command](this.keyFor(key), ...args);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
