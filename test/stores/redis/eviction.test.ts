@@ -86,8 +86,8 @@ describe('an eviction policy that could lose records', () => {
       const outages = errors.filter((error) => error.code === 'store_unavailable');
       expect(outages).toHaveLength(3);
       const causes = (error: unknown): unknown[] =>
-      error instanceof Error && error.cause ? [error.cause, ...causes(error.cause)] : [];
-    expect(causes(outages[0])).toContain(named);
+        error instanceof Error && error.cause ? [error.cause, ...causes(error.cause)] : [];
+      expect(causes(outages[0])).toContain(named);
     },
   );
 
