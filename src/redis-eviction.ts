@@ -25,6 +25,15 @@ import type { BackgroundErrors } from './background-errors.js';
  */
 export type EvictionPolicyMode = 'refuse' | 'report';
 
+/** The `evictionPolicy` option, checked (`what` names its owner in the error). */
+export function evictionPolicyMode(mode: unknown, what: string): EvictionPolicyMode {
+  if (mode === undefined) return 'refuse';
+  if (mode === 'refuse' || mode === 'report') return mode;
+  throw new ConfigurationError(
+    `${what} \`evictionPolicy\` must be 'refuse' or 'report'; got ${JSON.stringify(mode)}.`,
+  );
+}
+
 /** How long a check's verdict holds before the next call checks again (a failover, a CONFIG SET). */
 const RECHECK_EVERY_MS = 60_000;
 
@@ -92,14 +101,9 @@ export class EvictionGuard {
     mode: EvictionPolicyMode | undefined,
     errors: BackgroundErrors,
   ) {
-    if (mode !== undefined && mode !== 'refuse' && mode !== 'report') {
-      throw new ConfigurationError(
-        `${what} \`evictionPolicy\` must be 'refuse' or 'report'; got ${JSON.stringify(mode)}.`,
-      );
-    }
     this.#client = client;
     this.#what = what;
-    this.#mode = mode ?? 'refuse';
+    this.#mode = evictionPolicyMode(mode, what);
     this.#errors = errors;
   }
 

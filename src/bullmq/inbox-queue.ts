@@ -3,8 +3,11 @@
  * BullMQ queue and fulfils once Redis acknowledged the write.
  */
 import { Queue } from 'bullmq';
-import type { InboxEntry, InboxQueue } from 'service-webhooks';
+import type { Cluster, Redis } from 'ioredis';
+import type { BackgroundErrorListener, InboxEntry, InboxQueue } from 'service-webhooks';
 import { ConfigurationError } from 'service-webhooks';
+import { BackgroundErrors } from '../background-errors.js';
+import { EvictionGuard, type EvictionPolicyMode, evictionPolicyMode } from '../redis-eviction.js';
 import { type InboxConnection, type InboxLocation, isLive, location, openClient } from './connection.js';
 import {
   DEFAULT_QUEUE_NAME,
@@ -41,6 +44,16 @@ export type BullmqInboxOptions = InboxLocation & {
    * @default 1_000
    */
   readonly readyTimeoutMs?: number;
+  /**
+   * What to do when the queue's Redis may evict keys (`maxmemory` with a `maxmemory-policy` other than
+   * `noeviction`): an evicted job is an event the sender was told is safe and that never runs.
+   * `'refuse'`: every event is answered 503 `inbox_unavailable` (the sender keeps it) and a
+   * `ConfigurationError` naming the policy is reported to `onError`, until the policy is `noeviction`.
+   * `'report'`: reported once, and events are queued regardless. Checked on the first event and at
+   * most once a minute after.
+   * @default 'refuse'
+   */
+  readonly evictionPolicy?: EvictionPolicyMode;
 } & (
     | {
         /**
@@ -111,6 +124,10 @@ class BullmqInboxQueue implements BullmqInbox {
   #client: { readonly status?: string; readonly isCluster?: boolean } | undefined;
   /** The wait for the first connection, shared by the events that arrive during it. */
   #firstConnection: Promise<void> | undefined;
+  readonly #backgroundErrors = new BackgroundErrors();
+  readonly #evictionPolicy: EvictionPolicyMode;
+  /** Made with the client, once BullMQ has connected it. */
+  #eviction: EvictionGuard | undefined;
 
   constructor(options: BullmqInboxOptions) {
     const what = 'bullmqInbox()';
@@ -121,6 +138,8 @@ class BullmqInboxQueue implements BullmqInbox {
       );
     }
     this.#readyTimeoutMs = readyTimeoutMs;
+    // Checked now, so that a typo fails at construction rather than on the first event.
+    this.#evictionPolicy = evictionPolicyMode(options.evictionPolicy, what);
     if (options?.queue !== undefined) {
       if (!(options.queue instanceof Queue)) {
         throw new ConfigurationError(`${what} \`queue\` must be a BullMQ Queue.`);
@@ -148,7 +167,14 @@ class BullmqInboxQueue implements BullmqInbox {
     // Once connected, a client that is not connected now is refused at once: a write handed to it
     // would wait in its offline queue (or fail there), and the sender is better told 503 straight away.
     if (!isLive(client)) throw new Error(`the inbox's Redis connection is ${client.status ?? 'down'}`);
+    const evictionChecked = this.#eviction?.check();
+    if (evictionChecked) await evictionChecked;
     await this.queue.add('event', jobData(entry), jobOptions(eventJobId(key)));
+  }
+
+  /** Called by the receiver: an unsafe eviction policy is reported through it. */
+  onBackgroundError(listener: BackgroundErrorListener): void {
+    this.#backgroundErrors.listen(listener);
   }
 
   async close(): Promise<void> {
@@ -166,6 +192,13 @@ class BullmqInboxQueue implements BullmqInbox {
       .waitUntilReady()
       .then(() => this.queue.getBackend().client)
       .then((client) => {
+        this.#eviction = new EvictionGuard(
+          // BullMQ types its connection as its own interface; it is the ioredis client it was given.
+          client as unknown as Redis | Cluster,
+          'bullmqInbox()',
+          this.#evictionPolicy,
+          this.#backgroundErrors,
+        );
         this.#client = client as { readonly status?: string; readonly isCluster?: boolean };
       });
     // BullMQ gives a first connection up only when the client ended (closed, or its retryStrategy

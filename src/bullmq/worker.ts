@@ -4,6 +4,7 @@
  * attempt.
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import {
   ConfigurationError,
   EventDeadLetteredError,
@@ -15,6 +16,8 @@ import {
   type WebhookEvent,
   type Webhooks,
 } from 'service-webhooks';
+import { BackgroundErrors } from '../background-errors.js';
+import { EvictionGuard } from '../redis-eviction.js';
 import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, schedule } from './backoff.js';
 import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
@@ -347,6 +350,23 @@ export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions
   };
   worker.on('error', onConnectionError);
   queue.on('error', onConnectionError);
+
+  // An evicting Redis loses queued events; the door refuses to queue on one, and the worker says so
+  // (to onError and its log) rather than leave BullMQ's console warning as the only sign.
+  const eviction = new BackgroundErrors();
+  eviction.listen((error) => {
+    log('error', { err: error }, 'webhook inbox: the queue’s Redis may evict jobs');
+    webhooks.report(error);
+  });
+  queue
+    .waitUntilReady()
+    .then(() => queue.getBackend().client)
+    .then((client) =>
+      new EvictionGuard(client as unknown as Redis | Cluster, what, 'report', eviction).check(),
+    )
+    .catch(() => {
+      // Not connected: the worker's own connection errors say so; nothing to check yet.
+    });
 
   const monitor =
     monitorOptions &&
