@@ -17,7 +17,12 @@ export class BackgroundErrors {
 
   report(error: WebhookError): void {
     if (this.#listeners.size === 0) {
-      console.error(`[service-webhooks] ${error.name} (${error.code}): ${error.message}`, error.cause ?? '');
+      // The cause's stack only: a driver's error can carry its whole connection object.
+      const { cause } = error;
+      console.error(
+        `[service-webhooks] ${error.name} (${error.code}): ${error.message}`,
+        cause instanceof Error ? (cause.stack ?? cause.message) : (cause ?? ''),
+      );
       return;
     }
     for (const listener of this.#listeners) {

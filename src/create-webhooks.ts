@@ -156,7 +156,7 @@ class WebhookReceiver implements Webhooks {
     this.#observers = new Observers(logger);
     // What a store or an inbox engine finds between calls (a dropped pooled connection, an unsafe
     // eviction policy) reaches onError too, rather than an 'error' event that would end the process.
-    const reportInBackground = (error: WebhookError) => this.#observers.report(error, undefined);
+    const reportInBackground = (error: WebhookError) => this.#observers.reportInBackground(error);
     this.#options.store.onBackgroundError?.(reportInBackground);
     this.#options.inbox?.onBackgroundError?.(reportInBackground);
     this.#handlerTimeouts = new TimeoutQueue(handlerTimeoutMs);

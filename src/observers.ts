@@ -52,6 +52,23 @@ export class Observers {
     }
   }
 
+  /**
+   * A failure a store or an inbox engine found between calls. With no `onError` listener it is said on
+   * stderr even when there is a logger: the logger takes delivery records, and this belongs to none.
+   * Only the cause's stack is printed: a driver's error can carry its whole connection object.
+   */
+  reportInBackground(error: WebhookError): void {
+    if (this.#listeners.length > 0) {
+      this.report(error, undefined);
+      return;
+    }
+    const { cause } = error;
+    console.error(
+      `[service-webhooks] ${error.name} (${error.code}): ${error.message}`,
+      cause instanceof Error ? (cause.stack ?? cause.message) : (cause ?? ''),
+    );
+  }
+
   /** One record per answer; a late record repeats what the sender was told, not an answer never sent. */
   log(
     context: LogContext,
