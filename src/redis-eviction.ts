@@ -132,6 +132,10 @@ export class EvictionGuard {
 
   async #run(): Promise<void> {
     let unsafe: { policy: string; node: string } | undefined;
+    // A client that is not connected has nothing to ask (and a hung handshake would make the question
+    // wait out the command timeout): no verdict, and the call fails fast on its own.
+    const { status, isCluster } = this.#client as { status?: string; isCluster?: boolean };
+    if (status !== 'ready' && !(isCluster === true && status === 'connect')) return;
     const nodes = nodesOf(this.#client);
     // A Cluster that has not discovered its masters yet: no verdict, the next call asks again.
     if (nodes.length === 0) return;
