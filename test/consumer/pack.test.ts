@@ -9,11 +9,11 @@
  * SDK it loads on first use, fails as a store outage with the root's error class.
  */
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { consumerProject } from '../support/consumer-project.js';
 import { assertBuilt, ROOT } from '../support/paths.js';
 
 const run = promisify(execFile);
@@ -114,19 +114,9 @@ let exportsMap: Record<string, unknown>;
 
 beforeAll(async () => {
   assertBuilt();
-  project = await mkdtemp(join(tmpdir(), 'service-webhooks-consumer-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
-    cwd: ROOT,
-  });
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   // Only lru-cache and fastify-plugin come from the registry (the npm cache first); the peers are
   // optional, so npm installs none of them.
-  await run(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', join(project, filename)],
-    { cwd: project },
-  );
+  project = await consumerProject('consumer');
   exportsMap = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).exports;
   await writeFile(join(project, 'check.mjs'), ESM);
   await writeFile(join(project, 'check.cjs'), CJS);

@@ -20,12 +20,12 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, ROOT, repoPath } from '../support/paths.js';
+import { consumerProject } from '../support/consumer-project.js';
+import { assertBuilt, repoPath } from '../support/paths.js';
 
 const run = promisify(execFile);
 
@@ -185,27 +185,11 @@ async function expectCompiles(bin: string, configuration: Configuration): Promis
 
 beforeAll(async () => {
   assertBuilt('index.d.ts', 'index.d.cts');
-  project = await mkdtemp(join(tmpdir(), 'service-webhooks-typescript-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
-    cwd: ROOT,
-  });
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-  await run(
-    'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      '--ignore-scripts',
-      join(project, filename),
-      TYPESCRIPT_7,
-      `@types/node@${installedVersion('@types/node')}`,
-      `@types/aws-lambda@${installedVersion('@types/aws-lambda')}`,
-    ],
-    { cwd: project },
-  );
+  project = await consumerProject('typescript', [
+    TYPESCRIPT_7,
+    `@types/node@${installedVersion('@types/node')}`,
+    `@types/aws-lambda@${installedVersion('@types/aws-lambda')}`,
+  ]);
   const ts7 = JSON.parse(await readFile(join(project, 'node_modules', 'typescript', 'package.json'), 'utf8'));
   ts7Version = ts7.version;
   ts7Bin = join(project, 'node_modules', 'typescript', typeof ts7.bin === 'string' ? ts7.bin : ts7.bin.tsc);
