@@ -17,9 +17,9 @@ export const subpaths = Object.freeze({
   web: 'adapters/web.ts',
   next: 'adapters/next.ts',
   lambda: 'adapters/lambda.ts',
-  redis: 'src/redis-store.ts',
-  dynamodb: 'src/dynamodb-store.ts',
-  postgres: 'src/postgres-store.ts',
+  redis: 'src/stores/redis-store.ts',
+  dynamodb: 'src/stores/dynamodb-store.ts',
+  postgres: 'src/stores/postgres-store.ts',
   bullmq: 'src/bullmq/index.ts',
 });
 

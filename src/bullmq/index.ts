@@ -23,7 +23,7 @@
  * @packageDocumentation
  */
 
-export type { EvictionPolicyMode } from '../redis-eviction.js';
+export type { EvictionPolicyMode } from '../stores/redis-eviction.js';
 export {
   type DeadLetter,
   type DeadLetterPage,

@@ -4,7 +4,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { InboxEntry } from 'service-webhooks';
-import { keyEncoder } from '../store-encoding.js';
+import { keyEncoder } from '../stores/store-encoding.js';
 
 /**
  * The BullMQ queue the inbox uses unless `queueName` says otherwise.

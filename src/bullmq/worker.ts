@@ -16,8 +16,8 @@ import {
   type WebhookEvent,
   type Webhooks,
 } from 'service-webhooks';
-import { BackgroundErrors } from '../background-errors.js';
-import { EvictionGuard } from '../redis-eviction.js';
+import { BackgroundErrors } from '../stores/background-errors.js';
+import { EvictionGuard } from '../stores/redis-eviction.js';
 import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, schedule } from './backoff.js';
 import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';

@@ -1,10 +1,10 @@
 /**
- * keyEncoder (src/store-encoding.ts), which every built-in store uses to write keys: pure, no database.
+ * keyEncoder (src/stores/store-encoding.ts), which every built-in store uses to write keys: pure, no database.
  * Unit tier: no database. PostgresStore reserves NUL, RedisStore the hash-tag braces, the inbox `:`.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { keyEncoder } from '../../src/store-encoding.js';
+import { keyEncoder } from '../../src/stores/store-encoding.js';
 
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

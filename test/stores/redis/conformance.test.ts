@@ -195,7 +195,7 @@ describe('RedisStore configuration', () => {
 describe('RedisStore packaging', () => {
   test('imports ioredis for types only, so loading service-webhooks/redis never requires ioredis', async () => {
     const { readFile } = await import('node:fs/promises');
-    const source = await readFile(repoPath('src', 'redis-store.ts'), 'utf8');
+    const source = await readFile(repoPath('src', 'stores', 'redis-store.ts'), 'utf8');
     const ioredisImports = source.match(/^import .* from 'ioredis';$/gm) ?? [];
     expect(ioredisImports.length).toBeGreaterThan(0);
     for (const line of ioredisImports) expect(line).toMatch(/^import type /);
