@@ -1,5 +1,4 @@
-import { DEFAULT_TEST_KEY } from '../sandbox/api-keys.js';
-import { DELIVERY_STATUSES, type Delivery } from '../sandbox/resources.js';
+import { DEFAULT_TEST_KEY, DELIVERY_STATUSES, type Delivery } from '../sandbox/index.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 
 /** `service-webhooks deliveries --help`. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { PostResult } from '../sender/signed-post.js';
+import type { PostResult } from '../sandbox/index.js';
 import { type Io, parseFlags, SENDING_OPTIONS } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 import { planFromFlags, sendAttempts, summarize } from './send-attempts.js';

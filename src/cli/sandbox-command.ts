@@ -1,8 +1,12 @@
 import { SENDER_SCHEDULE } from 'service-webhooks';
-import { isTestKey } from '../sandbox/api-keys.js';
-import { DataFileError } from '../sandbox/data-file.js';
-import { checkClient, type OAuthClient } from '../sandbox/oauth/clients.js';
-import { type Sandbox, startSandbox } from '../sandbox/sandbox.js';
+import {
+  checkClient,
+  DataFileError,
+  isTestKey,
+  type OAuthClient,
+  type Sandbox,
+  startSandbox,
+} from '../sandbox/index.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
 

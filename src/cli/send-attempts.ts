@@ -1,4 +1,4 @@
-import { type PostResult, postSigned } from '../sender/signed-post.js';
+import { type PostResult, postSigned } from '../sandbox/index.js';
 import { type Flags, type Io, numberFlag, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 

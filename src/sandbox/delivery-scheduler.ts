@@ -1,9 +1,9 @@
 import { type AnyWebhookEvent, SENDER_MAX_ATTEMPTS, SENDER_SCHEDULE } from 'service-webhooks';
-import { type PostResult, postSigned } from '../sender/signed-post.js';
 import type { Account } from './account.js';
 import { newId } from './ids.js';
 import type { Delivery, WebhookRegistration } from './resources.js';
 import type { SandboxState } from './sandbox-state.js';
+import { type PostResult, postSigned } from './signed-post.js';
 
 /** How deliveries are made. */
 export interface DeliverySchedulerOptions {

@@ -13,18 +13,21 @@
  * ```
  * @packageDocumentation
  */
+export { DEFAULT_TEST_KEY, isTestKey } from './api-keys.js';
 export { DataFileError } from './data-file.js';
 export { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
-export type { OAuthClient } from './oauth/clients.js';
+export { checkClient, type OAuthClient } from './oauth/clients.js';
 export type { TokenResponse } from './oauth/token-issuer.js';
 export { MAX_PAGE_LIMIT } from './pagination.js';
-export type {
-  Delivery,
-  DeliveryAttempt,
-  DeliveryStatus,
-  Payment,
-  Project,
-  User,
-  WebhookRegistration,
+export {
+  DELIVERY_STATUSES,
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  type Payment,
+  type Project,
+  type User,
+  type WebhookRegistration,
 } from './resources.js';
 export { type Sandbox, type SandboxOptions, startSandbox } from './sandbox.js';
+export { type PostOptions, type PostResult, postSigned } from './signed-post.js';

@@ -1,6 +1,6 @@
 /**
- * Acting as the service's sender: one signed POST of a webhook body. Shared by the CLI's `send` and
- * `replay` and by the sandbox's delivery scheduler, so neither imports the other.
+ * Acting as the service's sender: one signed POST of a webhook body. Used by the sandbox's delivery
+ * scheduler and, through the sandbox's barrel (index.ts), by the CLI's `send` and `replay`.
  *
  * @packageDocumentation
  */
