@@ -138,6 +138,61 @@ function serverCost(log: (line: string) => void): ServerCostRow[] {
   return JSON.parse(result.stdout) as ServerCostRow[];
 }
 
+/**
+ * The shared harness that judges the core's cost (`../shared/bench/core-cost.mjs`, kept outside this
+ * repository), run on this build at the two sizes its targets name. Each run is a process of its own;
+ * its verdict line is read, its exit code (1 above its own target) is not.
+ */
+interface SharedCoreCost {
+  readonly size: number;
+  readonly target: number;
+  /** Median over rounds of core/floor CPU time; NaN when the harness is not beside the repository. */
+  readonly ratio: number;
+  readonly line: string;
+}
+
+const SHARED_CORE_COST = fileURLToPath(new URL('../../shared/bench/core-cost.mjs', import.meta.url));
+const SHARED_TARGETS = [
+  { size: 300, target: 1.35 },
+  { size: 2048, target: 1.25 },
+] as const;
+
+function sharedCoreCost(log: (line: string) => void): SharedCoreCost[] {
+  return SHARED_TARGETS.map(({ size, target }) => {
+    if (!existsSync(SHARED_CORE_COST)) {
+      const line = `${SHARED_CORE_COST} not found: run the bench from a checkout with ../shared beside it`;
+      log(`  ${line}`);
+      return { size, target, ratio: Number.NaN, line };
+    }
+    const result = spawnSync(process.execPath, [SHARED_CORE_COST], {
+      cwd: root,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        SIZE: String(size),
+        TARGET: String(target),
+        ...(QUICK ? { ROUNDS: '1', N: '400' } : {}),
+      },
+    });
+    const line = result.stdout.split('\n').find((text) => text.startsWith('core/floor')) ?? '';
+    const ratio = Number(/: ([\d.]+)x CPU time/.exec(line)?.[1] ?? Number.NaN);
+    if (Number.isNaN(ratio))
+      throw new Error(`core-cost.mjs gave no verdict at ${size} B:\n${result.stdout}${result.stderr}`);
+    log(`  ${line}`);
+    return { size, target, ratio, line };
+  });
+}
+
+function sharedCoreCostRows(results: readonly SharedCoreCost[]): Row[] {
+  return results.map(({ size, target, ratio, line }) => ({
+    measure: `core handle() CPU / floor pipeline by the shared harness (../shared/bench/core-cost.mjs), ${formatBytes(size)}`,
+    value: x(ratio),
+    target: `≤ ${target.toFixed(2)}×`,
+    met: check(ratio, target, false),
+    context: line.replace(/^core\/floor per delivery at \d+ B: [\d.]+x CPU time /, ''),
+  }));
+}
+
 function serverCostRows(rows: readonly ServerCostRow[]): Row[] {
   return rows.map((row) => ({
     measure: `core handle() CPU / floor pipeline, as a server pays it (fresh fixtures, event-loop turns), ${row.shape}`,
@@ -429,6 +484,9 @@ const core = await runCore(log);
 log('\n1c. core as a server pays it: CPU time, fresh fixtures per segment, event-loop turns (own process)');
 const costs = serverCost(log);
 
+log('\n1d. core as the shared harness measures it (../shared/bench/core-cost.mjs, own processes)');
+const shared = sharedCoreCost(log);
+
 log('\n3b. MemoryStore memory per id');
 const perId = memoryPerId();
 log(`  ${perId.store.toFixed(1)} B per id (bare lru-cache ${perId.lru.toFixed(1)} B)`);
@@ -469,6 +527,7 @@ log('\n4. big bodies');
 const big = await runBigBodies(['node-adapter', 'node-hand'], log);
 
 const rows = [
+  ...sharedCoreCostRows(shared),
   ...serverCostRows(costs),
   ...coreRows(core),
   ...coldStartRows(cold),
@@ -529,6 +588,15 @@ ${rendered}
   deliveries as a server does between reads, and variants run A-B-B-A within a round. Section 1's
   tight wall-clock loop over one reused pool reads lower: warm caches, and garbage left for later.
   The events are a realistic \`user.created\` of about 300 bytes and 2 KiB that is mostly one string.
+- **The shared harness** (section 1d, \`../shared/bench/core-cost.mjs\`, outside this repository) is
+  the method the targets are judged by; both its figures head the table. It reads higher than section
+  1c for the same build. What differs between the two, read from both: it yields to the event loop
+  once per twentieth of a segment (every 500 deliveries at 300 B) rather than every 256; its segments
+  are 10,000 deliveries at 300 B (section 1c: 20,000) and start from a collected heap; its floor keeps
+  its lru-cache with a \`ttl\` (so it too pays for TTL bookkeeping); its events carry a \`pad\` field
+  where section 1c's carry a \`bio\`; and it times \`handle.bind(webhooks)\` called straight from the
+  loop. Which of these accounts for how much of the gap is not measured yet; the harness's figure is the
+  one to hold the core to.
 - **octokit**: \`@octokit/webhooks\` \`verifyAndReceive\` / \`createNodeMiddleware\`, the same bytes and the
   same \`sha256=\` scheme under GitHub's header names. octokit does not deduplicate, so the core is
   compared with what its users add for the same work: the hand-written lru-cache dedup (as in the floor
