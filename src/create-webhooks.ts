@@ -27,12 +27,7 @@ import type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './in
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
-import {
-  DUPLICATE as DUPLICATE_RESPONSE,
-  HANDLED as HANDLED_RESPONSE,
-  isStatusCode,
-  responseFor,
-} from './responses.js';
+import { DUPLICATE_RESPONSE, HANDLED_RESPONSE, isStatusCode, responseFor } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import { TimeoutQueue } from './timeout-queue.js';

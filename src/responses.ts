@@ -1,12 +1,13 @@
 import { STATUS_TABLE } from './errors.js';
+import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookResponse } from './types.js';
 
 type Code = keyof typeof STATUS_TABLE;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** The sender retries after one minute at the earliest; telling other senders the same is honest. */
-const RETRY_AFTER_SECONDS = '60';
+/** The sender's first retry comes a minute later at the earliest; telling other senders the same is honest. */
+const RETRY_AFTER_SECONDS = String(SENDER_SCHEDULE.retryDelaysSeconds[0]);
 
 /** Header added to the 200 that answers a duplicate of a handled event. */
 export const DUPLICATE_HEADER = 'x-webhook-duplicate';
@@ -16,8 +17,12 @@ function freeze(status: number, headers: Record<string, string>, body: string): 
 }
 
 /** Answers are built once and shared: they are immutable, and building them per delivery is waste. */
-export const HANDLED: WebhookResponse = freeze(200, { 'content-type': JSON_TYPE }, '{"received":true}');
-export const DUPLICATE: WebhookResponse = freeze(
+export const HANDLED_RESPONSE: WebhookResponse = freeze(
+  200,
+  { 'content-type': JSON_TYPE },
+  '{"received":true}',
+);
+export const DUPLICATE_RESPONSE: WebhookResponse = freeze(
   200,
   { 'content-type': JSON_TYPE, [DUPLICATE_HEADER]: 'true' },
   '{"received":true,"duplicate":true}',
