@@ -23,7 +23,6 @@ import {
   type WorkerRun,
 } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
-import type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
@@ -36,12 +35,17 @@ import type {
   ErrorListener,
   EventFor,
   HandleInput,
+  InboxEntry,
+  InboxQueue,
+  ProcessOptions,
+  ProcessResult,
   RawBody,
   WebhookEvent,
   WebhookEventName,
   WebhookHandler,
   WebhookLogger,
   WebhookResponse,
+  Webhooks,
   WebhooksOptions,
   WildcardEventName,
 } from './types.js';
@@ -50,83 +54,6 @@ import type {
 const DEFAULT_RUN_TIMEOUT_MS = 300_000;
 /** Longest replay id: run keys must stay within the store's key length. */
 const MAX_REPLAY_ID_LENGTH = 64;
-
-/**
- * A webhook receiver: register handlers with `on`, hand deliveries to `handle`. Adapters for each
- * framework wrap `handle`; nothing else decides what the sender is answered.
- *
- * @example
- * ```ts
- * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
- * webhooks.on('user.created', async (event) => { await db.users.insert(event.data); });
- * const { status, headers, body } = await webhooks.handle({ body: rawBody, headers: request.headers });
- * ```
- */
-export interface Webhooks {
-  /**
-   * Run `handler` for one event type, several, or every type of a resource (`'payment.*'`). Handlers of
-   * one event run one after another in registration order; the answer waits for all of them.
-   */
-  on<Name extends WebhookEventName | WildcardEventName>(
-    name: Name | readonly Name[],
-    handler: WebhookHandler<EventFor<Name>>,
-  ): Webhooks;
-  /** Run `handler` for every documented event type. */
-  onAny(handler: WebhookHandler<AnyWebhookEvent>): Webhooks;
-  /** Be told about failures on the receiving side (handlers, timeouts, store, lost leases, adapter setup). */
-  onError(listener: ErrorListener): Webhooks;
-  /**
-   * Answer one delivery: size, signature, envelope, age, claim, handlers, completion, in that order.
-   * Never throws; every outcome is a response from the status table.
-   */
-  handle(input: HandleInput): Promise<WebhookResponse>;
-  /**
-   * Verify and parse a delivery without deduplicating or running handlers. Throws the typed error of
-   * the status table (MissingSignatureError, InvalidSignatureError, InvalidRequestError, ...).
-   */
-  verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent>;
-  /** The answer for an error an adapter found itself (body too large, raw body gone), reported and logged. */
-  reject(error: WebhookError): WebhookResponse;
-  /**
-   * Run the handlers of an event an inbox holds (see `createWebhooks({ inbox })`), in a worker, under
-   * the same claim, renewal and completion as in the request: of every run of one event id (queue
-   * redelivery, a worker killed mid-handler, a duplicate the sender sent), the handlers complete once.
-   * Fulfils `'handled'` or `'duplicate'`; rejects with `EventInProgressError` (another worker holds the
-   * event: retry after its lease; not reported, as it is expected after a crash), or with
-   * `HandlerFailedError`, `HandlerTimeoutError` or `StoreUnavailableError`, each reported to `onError`
-   * first. The engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails
-   * the door's envelope check: a poison message, also reported) must be dead-lettered at once instead,
-   * since no retry can fix it. No handler runs on such an entry.
-   *
-   * @example
-   * ```ts
-   * worker.process(async (job) => webhooks.process(job.data, { attempt: job.attemptsMade + 1 }));
-   * ```
-   */
-  process(entry: InboxEntry, options?: ProcessOptions): Promise<ProcessResult>;
-  /**
-   * Tell the `onError` listeners (stderr without listeners and logger) about a failure found outside
-   * `handle` and `process`, such as an inbox engine dead-lettering an event.
-   *
-   * @example
-   * ```ts
-   * webhooks.report(new EventDeadLetteredError(entry.event.id, 20, { cause }), entry.event);
-   * ```
-   */
-  report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void;
-  /** The `logger` option, for engines that log what they do beside the deliveries. */
-  readonly logger: WebhookLogger | undefined;
-  /** The largest body accepted, for adapters that stop reading past it. */
-  readonly maxBodyBytes: number;
-  /** The handler budget, for adapters whose platform has a shorter one. */
-  readonly handlerTimeoutMs: number;
-  /**
-   * The bytes of bodies adapters may read at once (`maxBodyBytesInFlight`), shared by this receiver's
-   * deliveries: adapters take each chunk before keeping it and answer `ReceiverBusyError` when it does
-   * not fit.
-   */
-  readonly bodyBudget: BodyBudget;
-}
 
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;

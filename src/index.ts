@@ -12,7 +12,7 @@
  */
 
 export type { BodyBudget } from './body-budget.js';
-export { createWebhooks, type Webhooks } from './create-webhooks.js';
+export { createWebhooks } from './create-webhooks.js';
 export {
   ConfigurationError,
   EventDeadLetteredError,
@@ -37,7 +37,6 @@ export {
   type WebhookErrorCode,
 } from './errors.js';
 export { EVENT_TYPES, isKnownEventType } from './event-types.js';
-export type { InboxEntry, InboxQueue, ProcessOptions, ProcessResult } from './inbox.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';
@@ -64,7 +63,11 @@ export type {
   HandlerContext,
   HeadersInput,
   IdempotencyStore,
+  InboxEntry,
+  InboxQueue,
   PaymentData,
+  ProcessOptions,
+  ProcessResult,
   ProjectData,
   RawBody,
   RenewResult,
@@ -76,6 +79,7 @@ export type {
   WebhookHandler,
   WebhookLogger,
   WebhookResponse,
+  Webhooks,
   WebhooksOptions,
   WildcardEventName,
 } from './types.js';

@@ -1,9 +1,8 @@
 import { ConfigurationError } from './errors.js';
-import type { InboxQueue } from './inbox.js';
 import { MemoryStore } from './memory-store.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
-import type { IdempotencyStore, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
+import type { IdempotencyStore, InboxQueue, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
 const FIRST_RETRY_SECONDS = SENDER_SCHEDULE.retryDelaysSeconds[0];

@@ -2,6 +2,8 @@
  * The public types of service-webhooks, kept together so that the contract users program against
  * reads in one place. Runtime code lives in the files named after each concept.
  */
+import type { BodyBudget } from './body-budget.js';
+import type { WebhookError } from './errors.js';
 
 /**
  * `data` of every user event, as the service documents it.
@@ -207,10 +209,7 @@ export type WebhookHandler<TEvent> = (event: TEvent, context: HandlerContext) =>
  * });
  * ```
  */
-export type ErrorListener = (
-  error: import('./errors.js').WebhookError,
-  event: WebhookEvent | undefined,
-) => unknown;
+export type ErrorListener = (error: WebhookError, event: WebhookEvent | undefined) => unknown;
 
 /** What a claim found. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed';
@@ -286,7 +285,7 @@ export interface IdempotencyStore {
  * }
  * ```
  */
-export type BackgroundErrorListener = (error: import('./errors.js').WebhookError) => void;
+export type BackgroundErrorListener = (error: WebhookError) => void;
 
 /**
  * Receives one structured record per delivery. `console` and pino loggers fit as they are. A method may
@@ -333,9 +332,9 @@ export interface DeliveryRecord {
    * The failure, on `failed` outcomes (its `cause` holds what a handler or store threw). Under `err`, the
    * key whose serializer pino and bunyan apply, so its message, code, stack and cause reach the log.
    */
-  readonly err?: import('./errors.js').WebhookError;
+  readonly err?: WebhookError;
   /** The same failure as `err`, not enumerable, so a logger prints it once. Prefer `err`. */
-  readonly error?: import('./errors.js').WebhookError;
+  readonly error?: WebhookError;
   /**
    * `true` on the record of handlers that settled after the delivery was answered (503
    * `handler_timeout`): `outcome` then says how they ended (`handled` or `failed`), and `status` and
@@ -434,7 +433,7 @@ export interface WebhooksOptions {
    * answered 200 once it holds them durably (503 `inbox_unavailable` when it cannot take them), and
    * handlers run in workers through `process` instead of in the request. See `service-webhooks/bullmq`.
    */
-  inbox?: import('./inbox.js').InboxQueue;
+  inbox?: InboxQueue;
 }
 
 /**
@@ -488,4 +487,167 @@ export interface WebhookResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
+}
+
+// The inbox seam: what a durable queue engine implements and what its workers pass to `process`.
+/**
+ * A verified event on its way into an inbox: what the door writes and a worker later reads back.
+ * Plain JSON values only, so any engine can store it as it is.
+ *
+ * @example
+ * ```ts
+ * const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
+ * await queue.enqueue(entry);
+ * ```
+ */
+export interface InboxEntry {
+  /** The event as verified and parsed at the door (of a documented type, or any other the service adds). */
+  readonly event: AnyWebhookEvent | WebhookEvent;
+  /** When the door first received it (Unix milliseconds): handlers see it as `ctx.receivedAt`. */
+  readonly receivedAt: number;
+  /** The index of the secret that verified it. */
+  readonly secretIndex: number;
+}
+
+/**
+ * The seam between the receiver and a durable queue engine (BullMQ today; pg-boss or SQS could follow
+ * without a change to the core). With `createWebhooks({ inbox })` the receiver verifies, checks the
+ * envelope and the age, deduplicates, and then calls `enqueue` instead of running handlers: it answers
+ * 200 once the returned promise fulfils, and 503 `inbox_unavailable` (so the sender retries) when it
+ * rejects or does not settle within `storeTimeoutMs`. Workers then run the handlers with
+ * {@link Webhooks.process}.
+ *
+ * An engine must fulfil only once the entry is durable, and must not create a second job for an id it
+ * already holds (the door may enqueue twice when a first attempt timed out but landed).
+ *
+ * @example
+ * ```ts
+ * const inbox: InboxQueue = {
+ *   async enqueue(entry) {
+ *     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(entry), MessageDeduplicationId: entry.event.id }));
+ *   },
+ * };
+ * const webhooks = createWebhooks({ secret, store, inbox });
+ * ```
+ */
+export interface InboxQueue {
+  /**
+   * Write the entry durably. `key` is the event's dedup key in this receiver's scope (at most 400
+   * characters): use it as the job id, so that two receivers sharing a queue never merge events.
+   */
+  enqueue(entry: InboxEntry, key: string): Promise<void>;
+  /**
+   * Optional, as {@link IdempotencyStore.onBackgroundError}: the receiver calls it once with its way to
+   * report, and the engine passes it what goes wrong between calls (a dropped connection, an eviction
+   * policy that would lose queued events).
+   */
+  onBackgroundError?(listener: BackgroundErrorListener): void;
+}
+
+/**
+ * How a worker runs one entry through {@link Webhooks.process}.
+ *
+ * @example
+ * ```ts
+ * await webhooks.process(entry, { attempt: job.attemptsMade + 1, signal: controller.signal });
+ * ```
+ */
+export interface ProcessOptions {
+  /** This run's attempt count, from 1: handlers see it as `ctx.attempt`. */
+  readonly attempt?: number;
+  /**
+   * Aborting it aborts `ctx.signal` (the worker is shutting down, the job was cancelled). The claim
+   * stays until the handlers settle, as after a timeout, so another worker never runs them alongside.
+   */
+  readonly signal?: AbortSignal;
+  /** Budget of the handlers of this run; `ctx.signal` aborts at the end of it. @default 300_000 */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * A deliberate re-run (a replay from the dead-letter list) runs the handlers once more even though
+   * the event was handled: give each replay its own id, under which it is itself deduplicated.
+   */
+  readonly replayId?: string;
+}
+
+/**
+ * How {@link Webhooks.process} ended: the handlers ran and their completion was recorded, or the event
+ * had already been handled (by an earlier run, or in the request before the inbox was turned on).
+ */
+export type ProcessResult = 'handled' | 'duplicate';
+
+/**
+ * A webhook receiver: register handlers with `on`, hand deliveries to `handle`. Adapters for each
+ * framework wrap `handle`; nothing else decides what the sender is answered.
+ *
+ * @example
+ * ```ts
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', async (event) => { await db.users.insert(event.data); });
+ * const { status, headers, body } = await webhooks.handle({ body: rawBody, headers: request.headers });
+ * ```
+ */
+export interface Webhooks {
+  /**
+   * Run `handler` for one event type, several, or every type of a resource (`'payment.*'`). Handlers of
+   * one event run one after another in registration order; the answer waits for all of them.
+   */
+  on<Name extends WebhookEventName | WildcardEventName>(
+    name: Name | readonly Name[],
+    handler: WebhookHandler<EventFor<Name>>,
+  ): Webhooks;
+  /** Run `handler` for every documented event type. */
+  onAny(handler: WebhookHandler<AnyWebhookEvent>): Webhooks;
+  /** Be told about failures on the receiving side (handlers, timeouts, store, lost leases, adapter setup). */
+  onError(listener: ErrorListener): Webhooks;
+  /**
+   * Answer one delivery: size, signature, envelope, age, claim, handlers, completion, in that order.
+   * Never throws; every outcome is a response from the status table.
+   */
+  handle(input: HandleInput): Promise<WebhookResponse>;
+  /**
+   * Verify and parse a delivery without deduplicating or running handlers. Throws the typed error of
+   * the status table (MissingSignatureError, InvalidSignatureError, InvalidRequestError, ...).
+   */
+  verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent>;
+  /** The answer for an error an adapter found itself (body too large, raw body gone), reported and logged. */
+  reject(error: WebhookError): WebhookResponse;
+  /**
+   * Run the handlers of an event an inbox holds (see `createWebhooks({ inbox })`), in a worker, under
+   * the same claim, renewal and completion as in the request: of every run of one event id (queue
+   * redelivery, a worker killed mid-handler, a duplicate the sender sent), the handlers complete once.
+   * Fulfils `'handled'` or `'duplicate'`; rejects with `EventInProgressError` (another worker holds the
+   * event: retry after its lease; not reported, as it is expected after a crash), or with
+   * `HandlerFailedError`, `HandlerTimeoutError` or `StoreUnavailableError`, each reported to `onError`
+   * first. The engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails
+   * the door's envelope check: a poison message, also reported) must be dead-lettered at once instead,
+   * since no retry can fix it. No handler runs on such an entry.
+   *
+   * @example
+   * ```ts
+   * worker.process(async (job) => webhooks.process(job.data, { attempt: job.attemptsMade + 1 }));
+   * ```
+   */
+  process(entry: InboxEntry, options?: ProcessOptions): Promise<ProcessResult>;
+  /**
+   * Tell the `onError` listeners (stderr without listeners and logger) about a failure found outside
+   * `handle` and `process`, such as an inbox engine dead-lettering an event.
+   *
+   * @example
+   * ```ts
+   * webhooks.report(new EventDeadLetteredError(entry.event.id, 20, { cause }), entry.event);
+   * ```
+   */
+  report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void;
+  /** The `logger` option, for engines that log what they do beside the deliveries. */
+  readonly logger: WebhookLogger | undefined;
+  /** The largest body accepted, for adapters that stop reading past it. */
+  readonly maxBodyBytes: number;
+  /** The handler budget, for adapters whose platform has a shorter one. */
+  readonly handlerTimeoutMs: number;
+  /**
+   * The bytes of bodies adapters may read at once (`maxBodyBytesInFlight`), shared by this receiver's
+   * deliveries: adapters take each chunk before keeping it and answer `ReceiverBusyError` when it does
+   * not fit.
+   */
+  readonly bodyBudget: BodyBudget;
 }
