@@ -34,7 +34,6 @@ export const INTEGRATION_TESTS = [
   'test/stores/postgres/**/*.test.ts',
   // commands.test.ts drives DynamoDBStore with a recording client: unit.
   'test/stores/dynamodb/{conformance,faults,multi-process}.test.ts',
-  'test/redis/**/*.test.ts',
   'test/inbox/**/*.test.ts',
 ];
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/sandbox/index.js';
-import { authorizeUrl, type ClientConfig, call, exchangeCode, refresh } from './oauth-client.js';
+import { authorizeUrl, type ClientConfig, call, exchangeCode, refresh } from '../sandbox/oauth-client.js';
 import { api, type Child, requireBuiltCli, startSandboxProcess, waitFor } from './support.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { assertBuilt, distPath, ROOT } from '../support/paths.js';
 import { spawnProcess, startProcess } from '../support/process.js';
 
+// The sandbox's HTTP helpers, for the CLI tests that drive a sandbox too.
+export { api, waitFor } from '../sandbox/support.js';
 export { ROOT };
 export const CLI = distPath('cli.js');
 const RECEIVER = fileURLToPath(new URL('./fixtures/express-receiver.ts', import.meta.url));
@@ -76,43 +78,4 @@ export async function runCli(
   });
   await run.exited;
   return { code: run.child.exitCode, stdout: run.output(), stderr: run.stderr() };
-}
-
-/** A JSON API call with a test key. */
-export async function api(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  key = 'sk_test_cli',
-): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: text === '' ? undefined : (JSON.parse(text) as unknown),
-  };
-}
-
-/**
- * Poll `read` until `done` holds, every 25 ms, for up to `timeoutMs` (generous: tests must not depend
- * on how fast the machine is). Answers the last value read.
- */
-export async function waitFor<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }

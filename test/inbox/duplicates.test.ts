@@ -11,6 +11,7 @@ import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
+import { sleep } from '../support/sleep.js';
 import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
 
 let redis: RedisServer;
@@ -58,8 +59,6 @@ async function worker(
   await running.waitUntilReady();
   return running;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('the door turns concurrent and later copies of an event into one job, handled once', async () => {
   const queueName = uniqueName('dup-door');

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, test, vi } from 'vitest';
 import { sendHttp } from '../../adapters/http-client.js';
 import { ROOT, repoPath } from '../../support/paths.js';
 import { startProcess } from '../../support/process.js';
+import { sleep } from '../../support/sleep.js';
 
 const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const table = `webhook_events_pool_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -27,8 +28,6 @@ afterAll(async () => {
   await admin.query(`DROP TABLE IF EXISTS "${table}"`);
   await admin.end();
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('PostgresStore and a pool whose idle connection drops', () => {
   test('a real receiver process lives on: onError gets a StoreUnavailableError, the next delivery is 200', async () => {

@@ -10,13 +10,13 @@
 import pg from 'pg';
 import { type PostgresQueryable, PostgresStore } from 'service-webhooks/postgres';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sleep } from '../../support/sleep.js';
 
 const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const table = `webhook_events_races_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
 // 30 connections, as in the review that found the stale 'completed': 20 claims at once never queue.
 const pool = new pg.Pool({ connectionString, max: 30 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const token = () => crypto.randomUUID();
 const freshId = (label: string) => `${label}-${crypto.randomUUID()}`;
 

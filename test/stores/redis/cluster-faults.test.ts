@@ -10,11 +10,11 @@ import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type ClusterRedis, type RedisServer, startCluster } from '../../support/redis-servers.js';
+import { sleep } from '../../support/sleep.js';
 
 const SECRET = 'whsec_cluster_faults';
 const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;
 const MARGIN_MS = 500;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let cluster: ClusterRedis;
 let client: Cluster;

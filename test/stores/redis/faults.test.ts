@@ -23,6 +23,7 @@ import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { startReceiver } from '../../support/receiver-process.js';
 import { RedisServer } from '../../support/redis-servers.js';
+import { sleep } from '../../support/sleep.js';
 
 const SECRET = 'whsec_faults';
 const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;
@@ -33,7 +34,6 @@ const LEASE_SECONDS = 2;
 /** What the README recommends. */
 const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const figures: string[] = [];
 const record = (line: string) => {
   figures.push(line);

@@ -29,6 +29,7 @@ import {
   startCluster,
   startStandalone,
 } from '../../support/redis-servers.js';
+import { sleep } from '../../support/sleep.js';
 import { TcpProxy } from './fixtures/tcp-proxy.js';
 
 const SECRET = 'whsec_lambda_cold_start';
@@ -47,7 +48,6 @@ const record = (line: string) => {
   figures.push(line);
   console.log(line);
 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let standalone: StandaloneRedis;
 let cluster: ClusterRedis;

@@ -8,12 +8,11 @@ import { createWebhooks, type WebhookError } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type StandaloneRedis, startStandalone } from '../support/redis-servers.js';
+import { type StandaloneRedis, startStandalone } from '../../support/redis-servers.js';
+import { sleep } from '../../support/sleep.js';
 
 let server: StandaloneRedis;
 const clients: Redis[] = [];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A client as the README recommends it: fail fast while Redis is unreachable. */
 async function client(): Promise<Redis> {
