@@ -18,8 +18,14 @@ import {
 } from 'service-webhooks';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
-import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, schedule } from './backoff.js';
-import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
+import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from './backoff.js';
+import {
+  type InboxConnection,
+  type InboxLocation,
+  location,
+  type OpenedClient,
+  openClient,
+} from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import { DEFAULT_QUEUE_NAME, entryOf, type InboxJobData, type InboxJobName } from './job-data.js';
 import { type InboxLogger, inboxLog } from './log.js';
@@ -226,49 +232,158 @@ function checkBlockingClient(connection: InboxConnection, what: string): void {
  * ```
  */
 export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions): InboxWorker {
-  const what = 'startInboxWorker()';
+  return new RunningInboxWorker(webhooks, options, resolveWorkerOptions(webhooks, options));
+}
+
+const WHAT = 'startInboxWorker()';
+
+/** {@link InboxWorkerOptions} checked and with their defaults filled in, once, before anything starts. */
+interface WorkerSettings {
+  readonly queueName: string;
+  readonly prefix: ReturnType<typeof location>['prefix'];
+  readonly concurrency: number;
+  readonly attempts: number;
+  readonly retries: Schedule;
+  readonly handlerTimeoutMs: number | undefined;
+  readonly lockDuration: number;
+  readonly stalledInterval: number;
+  readonly maxStalledCount: number;
+  readonly keepCompleted: number;
+  /** `undefined`: `monitor: false`. */
+  readonly monitor: Required<InboxMonitorOptions> | undefined;
+}
+
+/** Throws ConfigurationError for the first option that is wrong, in the order they are listed here. */
+function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): WorkerSettings {
   if (typeof webhooks?.process !== 'function') {
     throw new ConfigurationError(
-      `${what} needs the receiver made by createWebhooks() as its first argument.`,
+      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
     );
   }
-  const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, what);
-  const concurrency = positive(what, 'concurrency', options.concurrency, 10);
-  const attempts = positive(what, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
-  const retries = schedule(options.backoff, what);
+  const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, WHAT);
+  const concurrency = positive(WHAT, 'concurrency', options.concurrency, 10);
+  const attempts = positive(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
+  const retries = schedule(options.backoff, WHAT);
   const handlerTimeoutMs =
     options.handlerTimeoutMs === undefined
       ? undefined
-      : positive(what, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
-  const lockDuration = positive(what, 'lockDurationMs', options.lockDurationMs, 30_000);
-  const stalledInterval = positive(what, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
-  const maxStalledCount = positive(what, 'maxStalledCount', options.maxStalledCount, 5, 0);
-  const keepCompleted = positive(what, 'keepCompleted', options.keepCompleted, 1_000, 0);
-  checkBlockingClient(options.connection, what);
+      : positive(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const lockDuration = positive(WHAT, 'lockDurationMs', options.lockDurationMs, 30_000);
+  const stalledInterval = positive(WHAT, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
+  const maxStalledCount = positive(WHAT, 'maxStalledCount', options.maxStalledCount, 5, 0);
+  const keepCompleted = positive(WHAT, 'keepCompleted', options.keepCompleted, 1_000, 0);
+  checkBlockingClient(options.connection, WHAT);
   const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
-  const monitorInterval =
-    monitorOptions && positive(what, 'monitor.intervalMs', monitorOptions.intervalMs, 60_000);
-  const maxDepth =
-    monitorOptions && positive(what, 'monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0);
-  const maxWaitMs =
-    monitorOptions && positive(what, 'monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0);
+  const monitor = monitorOptions && {
+    intervalMs: positive(WHAT, 'monitor.intervalMs', monitorOptions.intervalMs, 60_000),
+    maxDepth: positive(WHAT, 'monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0),
+    maxWaitMs: positive(WHAT, 'monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0),
+  };
+  return {
+    queueName,
+    prefix,
+    concurrency,
+    attempts,
+    retries,
+    handlerTimeoutMs,
+    lockDuration,
+    stalledInterval,
+    maxStalledCount,
+    keepCompleted,
+    monitor,
+  };
+}
 
-  const opened = openClient(options.connection, { maxRetriesPerRequest: null }, what);
-  const log = (level: 'info' | 'warn' | 'error', record: Record<string, unknown>, message: string) =>
-    inboxLog(options.logger, level, { inbox: queueName, ...record }, message);
+/**
+ * The worker behind {@link startInboxWorker}: a BullMQ worker whose processor is {@link #process}, its
+ * listeners, the eviction check and the monitor. The public members are arrow functions, so they keep
+ * working when taken off the object (`const { close } = startInboxWorker(…)`).
+ */
+class RunningInboxWorker implements InboxWorker {
+  readonly worker: Worker<InboxJobData, ProcessResult, InboxJobName>;
+  readonly queue: InboxBullQueue;
+  readonly #webhooks: Webhooks;
+  readonly #settings: WorkerSettings;
+  readonly #logger: InboxLogger | undefined;
+  readonly #opened: OpenedClient;
+  readonly #monitor: InboxMonitor | undefined;
+  #lastConnectionWarning = 0;
+  #closing: Promise<void> | undefined;
 
-  const processor = async (
+  constructor(webhooks: Webhooks, options: InboxWorkerOptions, settings: WorkerSettings) {
+    this.#webhooks = webhooks;
+    this.#settings = settings;
+    this.#logger = options.logger;
+    this.#opened = openClient(options.connection, { maxRetriesPerRequest: null }, WHAT);
+    const { queueName, prefix, retries } = settings;
+    this.worker = new Worker<InboxJobData, ProcessResult, InboxJobName>(
+      queueName,
+      // Three parameters: BullMQ passes its abort signal only to a processor whose `length` is 3 or more.
+      (job, token, signal) => this.#process(job, token, signal),
+      {
+        connection: this.#opened.client,
+        ...prefix,
+        concurrency: settings.concurrency,
+        lockDuration: settings.lockDuration,
+        stalledInterval: settings.stalledInterval,
+        maxStalledCount: settings.maxStalledCount,
+        removeOnComplete: { count: settings.keepCompleted },
+        settings: { backoffStrategy: (failedAttempts: number) => retries.delayMs(failedAttempts) },
+        ...(options.name === undefined ? {} : { name: options.name }),
+      },
+    );
+    this.queue = new Queue<InboxJobData, unknown, InboxJobName>(queueName, {
+      connection: this.#opened.client,
+      ...prefix,
+    });
+
+    this.worker.on('failed', (job, error) => this.#onFailed(job, error));
+    this.worker.on('stalled', (jobId) => this.#onStalled(jobId));
+    this.worker.on('error', (error) => this.#onConnectionError(error));
+    this.queue.on('error', (error) => this.#onConnectionError(error));
+    this.#checkEviction();
+
+    this.#monitor =
+      settings.monitor && new InboxMonitor(webhooks, this.queue, settings.monitor, this.#logger);
+    const { concurrency, attempts } = settings;
+    this.#log(
+      'info',
+      { concurrency, attempts, retrySpanMs: retries.spanMs(attempts) },
+      `webhook inbox worker started: ${attempts} attempts over about ${formatDuration(retries.spanMs(attempts))}`,
+    );
+  }
+
+  readonly waitUntilReady = async (): Promise<void> => {
+    await this.worker.waitUntilReady();
+    await this.queue.waitUntilReady();
+  };
+
+  readonly stats = (): Promise<InboxStats> => inboxStats(this.queue);
+
+  readonly close = (force = false): Promise<void> => {
+    this.#closing ??= (async () => {
+      this.#monitor?.stop();
+      await this.worker.close(force);
+      await this.queue.close();
+      await this.#opened.close();
+    })();
+    return this.#closing;
+  };
+
+  /** BullMQ's processor: one attempt at a queued event. */
+  async #process(
     job: Job<InboxJobData, ProcessResult, InboxJobName>,
     token?: string,
     signal?: AbortSignal,
-  ): Promise<ProcessResult> => {
+  ): Promise<ProcessResult> {
+    const { attempts, handlerTimeoutMs } = this.#settings;
     const attempt = job.attemptsMade + 1;
     const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt };
     if (signal) run.signal = signal;
     if (handlerTimeoutMs !== undefined) run.handlerTimeoutMs = handlerTimeoutMs;
     if (job.data?.replay) run.replayId = job.data.replay.id;
     try {
-      return await webhooks.process(entryOf(job.data), run);
+      return await this.#webhooks.process(entryOf(job.data), run);
     } catch (error) {
       if (error instanceof InvalidInboxEntryError) {
         // A poison message (hand-made, or written by something else): no retry can fix it, so it is
@@ -283,7 +398,7 @@ export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions
         const retryAfterSeconds = error.retryAfterSeconds ?? 5;
         const delayMs = Math.round(retryAfterSeconds * 1000 * (1 + 0.2 * Math.random()));
         await job.moveToDelayed(Date.now() + delayMs, token);
-        log(
+        this.#log(
           'info',
           { jobId: job.id, eventId: job.data.event.id, delayMs },
           'webhook inbox: event held by another worker; deferred',
@@ -293,25 +408,10 @@ export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions
       // process() has reported the failure to onError already; BullMQ records it on the job.
       throw attempt >= attempts ? new LastAttemptFailedError(error) : new AttemptFailedError(error);
     }
-  };
+  }
 
-  const worker = new Worker<InboxJobData, ProcessResult, InboxJobName>(queueName, processor, {
-    connection: opened.client,
-    ...prefix,
-    concurrency,
-    lockDuration,
-    stalledInterval,
-    maxStalledCount,
-    removeOnComplete: { count: keepCompleted },
-    settings: { backoffStrategy: (failedAttempts: number) => retries.delayMs(failedAttempts) },
-    ...(options.name === undefined ? {} : { name: options.name }),
-  });
-  const queue: InboxBullQueue = new Queue<InboxJobData, unknown, InboxJobName>(queueName, {
-    connection: opened.client,
-    ...prefix,
-  });
-
-  worker.on('failed', (job, error) => {
+  /** An attempt failed: BullMQ retries it later, or, after the last, it is dead-lettered. */
+  #onFailed(job: Job<InboxJobData, ProcessResult, InboxJobName> | undefined, error: Error): void {
     // `job` is missing only when a removeOnFail option dropped it: the worker sets none.
     if (!job) return;
     // A job someone wrote by hand may hold no event: it still fails and is dead-lettered, by job id.
@@ -327,78 +427,51 @@ export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions
     };
     if (job.finishedOn === undefined) {
       // BullMQ scheduled the next attempt.
-      log('warn', { ...record, nextAttemptInMs: job.delay }, 'webhook inbox: attempt failed; retrying');
+      this.#log('warn', { ...record, nextAttemptInMs: job.delay }, 'webhook inbox: attempt failed; retrying');
       return;
     }
-    log('error', record, 'webhook inbox: event dead-lettered after its last attempt');
-    webhooks.report(new EventDeadLetteredError(eventId, job.attemptsMade, { cause }), event);
-  });
-  worker.on('stalled', (jobId) => {
-    log(
+    this.#log('error', record, 'webhook inbox: event dead-lettered after its last attempt');
+    this.#webhooks.report(new EventDeadLetteredError(eventId, job.attemptsMade, { cause }), event);
+  }
+
+  #onStalled(jobId: string): void {
+    this.#log(
       'warn',
       { jobId },
       'webhook inbox: event abandoned by a worker that stopped (crash, blocked event loop); running it again',
     );
-  });
-  // Connection trouble comes as `error` events, one per reconnection attempt: say it once a minute.
-  let lastConnectionWarning = 0;
-  const onConnectionError = (error: Error) => {
+  }
+
+  /** Connection trouble comes as `error` events, one per reconnection attempt: say it once a minute. */
+  #onConnectionError(error: Error): void {
     const now = Date.now();
-    if (now - lastConnectionWarning < 60_000) return;
-    lastConnectionWarning = now;
-    log('warn', { err: error }, 'webhook inbox: Redis connection error (BullMQ reconnects by itself)');
-  };
-  worker.on('error', onConnectionError);
-  queue.on('error', onConnectionError);
+    if (now - this.#lastConnectionWarning < 60_000) return;
+    this.#lastConnectionWarning = now;
+    this.#log('warn', { err: error }, 'webhook inbox: Redis connection error (BullMQ reconnects by itself)');
+  }
 
-  // An evicting Redis loses queued events; the door refuses to queue on one, and the worker says so
-  // (to onError and its log) rather than leave BullMQ's console warning as the only sign.
-  const eviction = new BackgroundErrors();
-  eviction.listen((error) => {
-    log('error', { err: error }, 'webhook inbox: the queue’s Redis may evict jobs');
-    webhooks.report(error);
-  });
-  queue
-    .waitUntilReady()
-    .then(() => queue.getBackend().client)
-    .then((client) =>
-      new EvictionGuard(client as unknown as Redis | Cluster, what, 'report', eviction).check(),
-    )
-    .catch(() => {
-      // Not connected: the worker's own connection errors say so; nothing to check yet.
+  /**
+   * An evicting Redis loses queued events; the door refuses to queue on one, and the worker says so
+   * (to onError and its log) rather than leave BullMQ's console warning as the only sign.
+   */
+  #checkEviction(): void {
+    const eviction = new BackgroundErrors();
+    eviction.listen((error) => {
+      this.#log('error', { err: error }, 'webhook inbox: the queue’s Redis may evict jobs');
+      this.#webhooks.report(error);
     });
+    this.queue
+      .waitUntilReady()
+      .then(() => this.queue.getBackend().client)
+      .then((client) =>
+        new EvictionGuard(client as unknown as Redis | Cluster, WHAT, 'report', eviction).check(),
+      )
+      .catch(() => {
+        // Not connected: the worker's own connection errors say so; nothing to check yet.
+      });
+  }
 
-  const monitor =
-    monitorOptions &&
-    new InboxMonitor(
-      webhooks,
-      queue,
-      { intervalMs: monitorInterval!, maxDepth: maxDepth!, maxWaitMs: maxWaitMs! },
-      options.logger,
-    );
-  log(
-    'info',
-    { concurrency, attempts, retrySpanMs: retries.spanMs(attempts) },
-    `webhook inbox worker started: ${attempts} attempts over about ${formatDuration(retries.spanMs(attempts))}`,
-  );
-
-  let closing: Promise<void> | undefined;
-  return {
-    worker,
-    queue,
-    waitUntilReady: async () => {
-      await worker.waitUntilReady();
-      await queue.waitUntilReady();
-    },
-    stats: () => inboxStats(queue),
-    close: (force = false) => {
-      closing ??= (async () => {
-        monitor?.stop();
-        await worker.close(force);
-        await queue.close();
-        await opened.close();
-      })();
-      return closing;
-    },
-  };
+  #log(level: 'info' | 'warn' | 'error', record: Record<string, unknown>, message: string): void {
+    inboxLog(this.#logger, level, { inbox: this.#settings.queueName, ...record }, message);
+  }
 }
