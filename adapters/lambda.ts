@@ -84,19 +84,62 @@ export function lambdaHandler(webhooks: Webhooks): LambdaWebhookHandler {
     event: LambdaWebhookEvent,
     context?: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<LambdaWebhookResult> => {
-    const result = await answer(webhooks, event, context);
-    return toResult(event, result);
+    const processor = processorFor(event);
+    return processor.result(await answer(webhooks, event, processor, context));
   };
   return handler as LambdaWebhookHandler;
+}
+
+/** How one event source gives its request and takes its answer; {@link processorFor} picks it per event. */
+interface EventProcessor {
+  readonly method: string;
+  /** Names lower-cased; multi-value headers (REST APIs, ALB with the option on) joined as HTTP does. */
+  readonly headers: Record<string, string>;
+  result(response: WebhookResponse): LambdaWebhookResult;
+}
+
+/** Told once from the event's shape: ALB, payload 2.0 (HTTP APIs, Function URLs), else payload 1.0. */
+function processorFor(event: LambdaWebhookEvent): EventProcessor {
+  if ('elb' in event.requestContext) {
+    const alb = event as ALBEvent;
+    return {
+      method: alb.httpMethod,
+      headers: lowerCased(alb.headers, alb.multiValueHeaders),
+      result: (response) => {
+        const { statusCode, headers, ...rest } = restResult(response);
+        const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
+        // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
+        return alb.multiValueHeaders
+          ? { statusCode, statusDescription, multiValueHeaders: multiValued(response.headers), ...rest }
+          : { statusCode, statusDescription, headers, ...rest };
+      },
+    };
+  }
+  if ('version' in event && event.version === '2.0') {
+    return {
+      method: event.requestContext.http.method,
+      headers: lowerCased(event.headers, undefined),
+      result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
+    };
+  }
+  const rest = event as APIGatewayProxyEvent;
+  return {
+    method: rest.httpMethod,
+    headers: lowerCased(rest.headers, rest.multiValueHeaders),
+    result: restResult,
+  };
+}
+
+function restResult({ status: statusCode, headers, body }: WebhookResponse): APIGatewayProxyResult {
+  return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
 }
 
 async function answer(
   webhooks: Webhooks,
   event: LambdaWebhookEvent,
+  { method, headers }: EventProcessor,
   context: Pick<Context, 'getRemainingTimeInMillis'> | undefined,
 ): Promise<WebhookResponse> {
-  const method = 'httpMethod' in event ? event.httpMethod : event.requestContext.http.method;
-  const headers = lowerCased(event);
   const raw = event.body ?? '';
   let body: Uint8Array | string = raw;
   if (event.isBase64Encoded) {
@@ -117,42 +160,17 @@ async function answer(
   });
 }
 
-/** Header names lower-cased; multi-value headers (REST APIs, ALB with the option on) joined as HTTP does. */
-function lowerCased(event: LambdaWebhookEvent): Record<string, string> {
+type HeaderMap<V> = Readonly<Record<string, V | undefined>> | null | undefined;
+
+function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Record<string, string> {
   const headers: Record<string, string> = {};
-  const multi = 'multiValueHeaders' in event ? event.multiValueHeaders : undefined;
-  if (multi) {
-    for (const [name, values] of Object.entries(multi))
-      if (values) headers[name.toLowerCase()] = values.join(', ');
-  }
-  for (const [name, value] of Object.entries(event.headers ?? {})) {
+  for (const [name, values] of Object.entries(multi ?? {}))
+    if (values) headers[name.toLowerCase()] = values.join(', ');
+  for (const [name, value] of Object.entries(single ?? {})) {
     // REST APIs send both maps; the single-value one holds only the last value, so the joined one wins.
     if (value !== undefined && !(name.toLowerCase() in headers)) headers[name.toLowerCase()] = value;
   }
   return headers;
-}
-
-function toResult(event: LambdaWebhookEvent, result: WebhookResponse): LambdaWebhookResult {
-  const { status: statusCode, headers, body } = result;
-  if (isAlb(event)) {
-    const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
-    // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
-    return event.multiValueHeaders
-      ? {
-          statusCode,
-          statusDescription,
-          multiValueHeaders: multiValued(headers),
-          body,
-          isBase64Encoded: false,
-        }
-      : { statusCode, statusDescription, headers: { ...headers }, body, isBase64Encoded: false };
-  }
-  if ('version' in event && event.version === '2.0') return { statusCode, headers: { ...headers }, body };
-  return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
-}
-
-function isAlb(event: LambdaWebhookEvent): event is ALBEvent {
-  return 'elb' in event.requestContext;
 }
 
 function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
