@@ -362,10 +362,9 @@ function checkEntry(entry: InboxEntry): InboxEntry {
   const { event, receivedAt, secretIndex } = entry as Partial<InboxEntry>;
   if (event === undefined) throw new InvalidInboxEntryError('it has no `event`.');
   try {
-    checkEnvelope(event);
+    checkEnvelope(event, 'event');
   } catch (error) {
-    const reason = (error as Error).message.replace(/^`/, '`event.').replace(/^The body/, '`event`');
-    throw new InvalidInboxEntryError(reason);
+    throw new InvalidInboxEntryError((error as Error).message);
   }
   if (typeof receivedAt !== 'number' || !Number.isFinite(receivedAt) || receivedAt < 0)
     throw new InvalidInboxEntryError('`receivedAt` must be a time in Unix milliseconds.');

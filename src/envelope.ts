@@ -26,26 +26,29 @@ export function parseEnvelope(text: string): WebhookEvent {
 /**
  * The envelope check of {@link parseEnvelope} on a value already parsed: what an inbox worker applies
  * to the event it reads back from its queue, so that it runs handlers on nothing the door would refuse.
+ * `path` names the value in messages (`event` → "`event.id` must be …"); without it, the body.
  */
-export function checkEnvelope(value: unknown): WebhookEvent {
-  if (!isPlainObject(value)) throw new InvalidRequestError('The body must be a JSON object.');
-  const { id, type, created, data, livemode, pending_webhooks, request } = value;
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID_LENGTH) {
+export function checkEnvelope(value: unknown, path?: string): WebhookEvent {
+  const refuse = (field: string, rule: string) =>
+    new InvalidRequestError(`\`${path === undefined ? field : `${path}.${field}`}\` must be ${rule}`);
+  if (!isPlainObject(value)) {
     throw new InvalidRequestError(
-      `\`id\` must be a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters.`,
+      `${path === undefined ? 'The body' : `\`${path}\``} must be a JSON object.`,
     );
   }
-  if (typeof type !== 'string' || type.length === 0)
-    throw new InvalidRequestError('`type` must be a non-empty string.');
-  if (!Number.isSafeInteger(created))
-    throw new InvalidRequestError('`created` must be an integer (Unix seconds).');
-  if (!isPlainObject(data)) throw new InvalidRequestError('`data` must be an object.');
-  if (typeof livemode !== 'boolean') throw new InvalidRequestError('`livemode` must be a boolean.');
+  const { id, type, created, data, livemode, pending_webhooks, request } = value;
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID_LENGTH) {
+    throw refuse('id', `a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters.`);
+  }
+  if (typeof type !== 'string' || type.length === 0) throw refuse('type', 'a non-empty string.');
+  if (!Number.isSafeInteger(created)) throw refuse('created', 'an integer (Unix seconds).');
+  if (!isPlainObject(data)) throw refuse('data', 'an object.');
+  if (typeof livemode !== 'boolean') throw refuse('livemode', 'a boolean.');
   if (pending_webhooks !== undefined && !Number.isSafeInteger(pending_webhooks)) {
-    throw new InvalidRequestError('`pending_webhooks` must be an integer when present.');
+    throw refuse('pending_webhooks', 'an integer when present.');
   }
   if (request !== undefined && request !== null && !isPlainObject(request)) {
-    throw new InvalidRequestError('`request` must be an object when present.');
+    throw refuse('request', 'an object when present.');
   }
   return value as unknown as WebhookEvent;
 }
