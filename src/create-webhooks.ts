@@ -1,6 +1,6 @@
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
-import { DeliveryVerifier, type Verified } from './delivery-verifier.js';
+import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import { checkEnvelope } from './envelope.js';
 import {
   EventInProgressError,
@@ -88,8 +88,8 @@ class WebhookReceiver implements Webhooks {
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = logger ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
-    this.#inRequest = { work: this.#runHandlers, finish: this.#respond, success: HANDLED, inboxRun: false };
-    this.#atDoor = { work: this.#enqueue, finish: this.#respond, success: QUEUED, inboxRun: false };
+    this.#inRequest = { work: this.#runHandlers, finish: this.#answer, success: HANDLED, inboxRun: false };
+    this.#atDoor = { work: this.#enqueue, finish: this.#answer, success: QUEUED, inboxRun: false };
     this.#inWorker = { work: this.#runHandlers, finish: this.#ending, success: HANDLED, inboxRun: true };
   }
 
@@ -167,19 +167,25 @@ class WebhookReceiver implements Webhooks {
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
     const started = this.#observers.logger ? performance.now() : 0;
-    const run = new Run(this.#inWorker, event, secretIndex, this.#dedupTtlMs, started, receivedAt);
-    run.handlers = this.#registry.handlersFor(event.type);
-    run.timeoutMs = options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+    const accepted: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
     const worker: WorkerRun = {
       attempt: options.attempt ?? 1,
       signal: options.signal,
       replayId,
       detach: undefined,
     };
-    run.worker = worker;
+    const run = new Run(
+      this.#inWorker,
+      this.#verifier.store,
+      accepted,
+      started,
+      this.#registry.handlersFor(event.type),
+      options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
+      worker,
+    );
     let ending: Ending;
     try {
-      ending = await this.#exactlyOnce.run(this.#verifier.store, run);
+      ending = await this.#exactlyOnce.run(run);
     } finally {
       worker.detach?.();
     }
@@ -226,18 +232,15 @@ class WebhookReceiver implements Webhooks {
       return this.#answer({ started }, { code: error.code, error });
     }
     this.#watch?.verified();
-    const { event, secretIndex, rememberMs, receivedAt } = verified;
-    if (this.#options.inbox) {
-      const run = new Run(this.#atDoor, event, secretIndex, rememberMs, started, receivedAt);
-      return this.#exactlyOnce.run(this.#verifier.store, run);
-    }
-    const handlers = this.#registry.handlersFor(event.type);
+    const store = this.#verifier.store;
+    if (this.#options.inbox) return this.#exactlyOnce.run(new Run(this.#atDoor, store, verified, started));
+    const handlers = this.#registry.handlersFor(verified.event.type);
     // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
-    if (handlers.length === 0) return this.#answer({ started, event, secretIndex }, HANDLED);
-    const run = new Run(this.#inRequest, event, secretIndex, rememberMs, started, receivedAt);
-    run.handlers = handlers;
-    run.timeoutMs = timeoutMs;
-    return this.#exactlyOnce.run(this.#verifier.store, run);
+    if (handlers.length === 0) {
+      const { event, secretIndex } = verified;
+      return this.#answer({ started, event, secretIndex }, HANDLED);
+    }
+    return this.#exactlyOnce.run(new Run(this.#inRequest, store, verified, started, handlers, timeoutMs));
   }
 
   /** The work of a run in the request or in a worker: the event's handlers, within the budget. */
@@ -280,41 +283,33 @@ class WebhookReceiver implements Webhooks {
     );
   };
 
-  /** A delivery's run ends in the answer to the sender; work past its answer only in a log record. */
-  readonly #respond = (run: Run<WebhookResponse>, ending: Ending, late: boolean): WebhookResponse => {
-    if (!late) return this.#answer(run, ending);
-    const response = responseTo(ending);
-    this.#log(run, ending, true, response);
-    return response;
-  };
-
   /** A worker's run ends in its ending, logged as a delivery's would be. */
-  readonly #ending = (run: Run<Ending>, ending: Ending, late: boolean): Ending => {
-    this.#log(run, ending, late);
+  readonly #ending = (run: Run<Ending>, ending: Ending): Ending => {
+    this.#log(run, ending);
     return ending;
   };
 
   /**
    * Every exit answers by its code: a success of its kind, or the status table's answer for an error
    * (4xx a refusal, nothing on our side failed; 5xx a failure, the sender retries). One record is
-   * logged per answer.
+   * logged per answer; a run's work past its answer (`late`) is logged, its answer goes nowhere.
    */
-  #answer(context: LogContext, ending: Ending): WebhookResponse {
+  readonly #answer = (context: LogContext, ending: Ending): WebhookResponse => {
     const response = responseTo(ending);
-    this.#log(context, ending, false, response);
+    this.#log(context, ending, response);
     return response;
-  }
+  };
 
-  #log(context: LogContext, ending: Ending, late: boolean, response = responseTo(ending)): void {
+  #log(context: LogContext, ending: Ending, response = responseTo(ending)): void {
     if (!this.#observers.logger) return;
     const { code, error } = ending;
     if (code === 'handled' || code === 'queued' || code === 'duplicate') {
-      this.#observers.log(late ? { ...context, late } : context, code, response.status, undefined, undefined);
+      this.#observers.log(context, code, response.status, undefined, undefined);
       return;
     }
     const failed = response.status >= 500;
     this.#observers.log(
-      late ? { ...context, late } : context,
+      context,
       failed ? 'failed' : 'rejected',
       response.status,
       tableCode(code),

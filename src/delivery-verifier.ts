@@ -38,6 +38,9 @@ export type Verified =
     }
   | { readonly ok: false; readonly error: WebhookError };
 
+/** An event that passed steps 1 to 4, with what its run needs to know of the delivery. */
+export type Accepted = Extract<Verified, { readonly ok: true }>;
+
 type SecretSource = () => SecretOption | Promise<SecretOption>;
 
 /**

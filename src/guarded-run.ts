@@ -1,14 +1,13 @@
 import { nextClaimToken } from './claim-token.js';
+import type { Accepted } from './delivery-verifier.js';
 import { EventInProgressError, LeaseLostError, StoreUnavailableError, type WebhookError } from './errors.js';
 import { chain, type Eventual } from './eventual.js';
 import type { Observers } from './observers.js';
 import type { HandlerOutcome } from './run-handlers.js';
 import type { DedupKey, ScopedStore } from './scoped-store.js';
 import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
-import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
+import { type Timeout, TimeoutQueue } from './timeout-queue.js';
 import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
-
-const NO_HANDLERS: readonly WebhookHandler<WebhookEvent>[] = Object.freeze([]);
 
 /** How a guarded run answers: a success of its own kind, a duplicate, or an error of the status table. */
 export interface Ending {
@@ -32,8 +31,11 @@ export type Settle<A> = (run: Run<A>, outcome: HandlerOutcome) => Eventual<A>;
 /** What one run does once it holds the claim: run handlers, or write to an inbox. */
 export type Work<A> = (run: Run<A>, settle: Settle<A>) => Eventual<A>;
 
-/** How a run's answer is made from its ending; called once per ending, `late` for work past its answer. */
-export type Finish<A> = (run: Run<A>, ending: Ending, late: boolean) => A;
+/**
+ * How a run's answer is made from its ending; called once per ending. After an early answer (the
+ * handlers ran out of time) `run.late` is set, and the ending of the work is only logged.
+ */
+export type Finish<A> = (run: Run<A>, ending: Ending) => A;
 
 /**
  * What runs of one kind share, made once per receiver: the request's handler runs, the inbox door's
@@ -59,7 +61,7 @@ export interface WorkerRun {
 
 /** The lease renewal of work that outlives its answer, or of a worker's run: made when first needed. */
 interface Renewal {
-  timeout: PendingTimeout | undefined;
+  timeout: Timeout | undefined;
   /** Until when (`performance.now()`) the lease is renewed at the most. */
   until: number;
   /** The work settled: renewals stop. */
@@ -68,59 +70,67 @@ interface Renewal {
   lost: boolean;
 }
 
+const NO_HANDLERS: readonly WebhookHandler<WebhookEvent>[] = Object.freeze([]);
+
 /**
  * One attempt at an event, past verification: the claim, the work it guards, and the completion, as
- * the store and the log see it.
+ * the store and the log see it. Made whole, with everything its work needs; what changes while it
+ * runs is the claim's key, whether it is held, the renewal, and whether its answer went out early.
  */
 export class Run<A> {
   // Declared here, assigned in the constructor in one fixed order: a run is made per delivery, and
   // plain assignments build it faster than class field initializers do.
   declare readonly kind: RunKind<A>;
+  declare readonly store: ScopedStore;
   declare readonly event: WebhookEvent;
   /** The key the claim is made under: the id as verified, whatever a handler does to `event`. */
   declare readonly eventId: string;
   declare readonly secretIndex: number;
   /** How long the id is remembered once handled. */
   declare readonly rememberMs: number;
-  /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
-  declare readonly started: number;
   /** When the receiver got the event (Unix ms): at the door, for a worker's run. */
   declare readonly receivedAt: number;
-  declare readonly token: string;
-  /** For handler runs: the handlers and their budget. */
-  declare handlers: readonly WebhookHandler<WebhookEvent>[];
-  declare timeoutMs: number;
+  /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
+  declare readonly started: number;
+  /** The handlers of a handler run (none at an inbox's door) and their budget. */
+  declare readonly handlers: readonly WebhookHandler<WebhookEvent>[];
+  declare readonly timeoutMs: number;
   /** A worker's run options; `undefined` in the request. */
-  declare worker: WorkerRun | undefined;
-  declare store: ScopedStore;
+  declare readonly worker: WorkerRun | undefined;
+  declare readonly token: string;
+  /** The store key, once the scope is known (at once but for Web Crypto's first deliveries). */
   declare key: DedupKey | undefined;
   /** False when the store failed and `onStoreError: 'process'` runs the work unclaimed. */
   declare claimed: boolean;
   declare renewal: Renewal | undefined;
+  /** The sender was answered before the work ended (503 `handler_timeout`); what follows is logged only. */
+  declare late: boolean;
 
   constructor(
     kind: RunKind<A>,
-    event: WebhookEvent,
-    secretIndex: number,
-    rememberMs: number,
+    store: ScopedStore,
+    accepted: Accepted,
     started: number,
-    receivedAt: number,
+    handlers: readonly WebhookHandler<WebhookEvent>[] = NO_HANDLERS,
+    timeoutMs = 0,
+    worker: WorkerRun | undefined = undefined,
   ) {
     this.kind = kind;
-    this.event = event;
-    this.eventId = event.id;
-    this.secretIndex = secretIndex;
-    this.rememberMs = rememberMs;
+    this.store = store;
+    this.event = accepted.event;
+    this.eventId = accepted.event.id;
+    this.secretIndex = accepted.secretIndex;
+    this.rememberMs = accepted.rememberMs;
+    this.receivedAt = accepted.receivedAt;
     this.started = started;
-    this.receivedAt = receivedAt;
+    this.handlers = handlers;
+    this.timeoutMs = timeoutMs;
+    this.worker = worker;
     this.token = nextClaimToken();
-    this.handlers = NO_HANDLERS;
-    this.timeoutMs = 0;
-    this.worker = undefined;
-    this.store = undefined as unknown as ScopedStore;
     this.key = undefined;
     this.claimed = true;
     this.renewal = undefined;
+    this.late = false;
   }
 }
 
@@ -131,7 +141,8 @@ export class Run<A> {
  * settles or the sender can no longer retry.
  *
  * Each step continues with {@link chain} and a method bound once here, so a run whose store answers
- * synchronously (the memory store) allocates no closure and no promise between its steps.
+ * synchronously (the memory store) allocates no closure and no promise between its steps. The scoped
+ * store turns a store's synchronous throw into a rejection, so every step is one `chain`.
  */
 export class ExactlyOnce {
   readonly #leaseMs: number;
@@ -148,30 +159,29 @@ export class ExactlyOnce {
     this.#observers = observers;
   }
 
-  /** Claim, work, settle, and answer through `run.finish`. Inbox runs never fail open: the queue retries. */
-  run<A>(store: ScopedStore, run: Run<A>): Eventual<A> {
-    run.store = store;
+  /** Claim, work, settle, and answer through the kind's `finish`. Inbox runs never fail open: the queue retries. */
+  run<A>(run: Run<A>): Eventual<A> {
+    const { store } = run;
     const key = run.kind.inboxRun
       ? store.runKeyFor(run.eventId, run.worker?.replayId)
       : store.keyFor(run.eventId);
     if (key === undefined) {
       // The scope is still being derived (Web Crypto, first deliveries only).
-      return store.prefixes.then(
-        () => this.run(store, run),
-        (cause: unknown) => this.#claimFailed(run, cause),
-      );
+      return chain(store.prefixes, run, this.#runAgain, this.#claimFailed);
     }
     run.key = key;
-    let state: Eventual<ClaimResult>;
-    try {
-      state = store.claim(key, run.token, this.#leaseMs, run.rememberMs);
-    } catch (cause) {
-      return this.#claimFailed(run, cause);
-    }
-    return chain(state, run, this.#afterClaim, this.#claimFailed);
+    return chain(
+      store.claim(key, run.token, this.#leaseMs, run.rememberMs),
+      run,
+      this.#claimed,
+      this.#claimFailed,
+    );
   }
 
-  readonly #afterClaim = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
+  readonly #runAgain = <A>(run: Run<A>): Eventual<A> => this.run(run);
+
+  /** Step 5's answer: do the work when the claim is ours, else answer why not. */
+  readonly #claimed = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
     if (state === 'claimed') {
       // A worker's budget (minutes) is longer than a lease: its claim is renewed from the start, so
       // a redelivery of the job meanwhile finds the event in progress. A request's budget is shorter
@@ -179,95 +189,70 @@ export class ExactlyOnce {
       if (run.kind.inboxRun) this.#renewFromStart(run);
       return run.kind.work(run, this.#settle);
     }
-    if (state === 'completed') return run.kind.finish(run, DUPLICATE, false);
+    if (state === 'completed') return run.kind.finish(run, DUPLICATE);
     if (state === 'in_progress')
-      return run.kind.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)), false);
+      return run.kind.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)));
     return this.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
   };
 
   readonly #claimFailed = <A>(run: Run<A>, cause: unknown): Eventual<A> => {
     // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
     // now, unawaited, so that it does not hold the event until its lease ends.
-    releaseQuietly(run);
+    if (run.key !== undefined) ignoreFailure(run.store.release(run.key, run.token));
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
     this.#observers.report(error, run.event);
-    if (!this.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error), false);
+    if (!this.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error));
     run.claimed = false;
     return run.kind.work(run, this.#settle);
   };
 
-  readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> => {
-    if (outcome.kind === 'timed_out') return this.#answerEarly(run, outcome);
-    return this.#record(run, outcome, false);
-  };
+  /** Step 6's outcome: record it, or, when the work ran out of time, answer now and record it later. */
+  readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> =>
+    outcome.kind === 'timed_out' ? this.#answerEarly(run, outcome) : this.#record(run, outcome);
 
   /** Step 7: complete the claim after a success, release it after a failure; then answer. */
-  #record<A>(run: Run<A>, outcome: HandlerOutcome, late: boolean): Eventual<A> {
-    const renewal = run.renewal;
-    if (renewal) {
-      renewal.settled = true;
-      if (renewal.timeout) this.#renewals?.cancel(renewal.timeout);
-    }
-    if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error, late);
-    if (!run.claimed) return run.kind.finish(run, run.kind.success, late);
-    let completed: Eventual<CompleteResult>;
-    try {
-      completed = run.store.complete(run.key!, run.token, run.rememberMs);
-    } catch (cause) {
-      completed = Promise.reject(cause);
-    }
-    if (late) {
-      // Work past its answer is rare: closures are fine here.
-      return chain(
-        completed,
-        run,
-        (_, result) => this.#completedAs(run, result, true),
-        (_, cause) => this.#completionFailed(run, cause, true),
-      );
-    }
-    return chain(completed, run, this.#completed, this.#notCompleted);
+  #record<A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> {
+    this.#stopRenewing(run);
+    if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error);
+    if (!run.claimed) return run.kind.finish(run, run.kind.success);
+    return chain(
+      run.store.complete(run.key!, run.token, run.rememberMs),
+      run,
+      this.#completed,
+      this.#notCompleted,
+    );
   }
 
-  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => this.#completedAs(run, result, false);
-
-  readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => this.#completionFailed(run, cause, false);
-
-  #completedAs<A>(run: Run<A>, result: CompleteResult, late: boolean): A {
+  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
     if (result === 'lost') this.#leaseLost(run);
-    return run.kind.finish(run, run.kind.success, late);
-  }
+    return run.kind.finish(run, run.kind.success);
+  };
 
-  #completionFailed<A>(run: Run<A>, cause: unknown, late: boolean): A {
+  readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => {
     // The work is done: acknowledging is right; the failure to remember it is reported.
     this.#observers.report(
       new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
       run.event,
     );
-    return run.kind.finish(run, run.kind.success, late);
-  }
+    return run.kind.finish(run, run.kind.success);
+  };
 
-  #release<A>(run: Run<A>, error: WebhookError, late: boolean): Eventual<A> {
+  #release<A>(run: Run<A>, error: WebhookError): Eventual<A> {
     this.#observers.report(error, run.event);
     const ending = failedWith(error);
-    if (!run.claimed) return run.kind.finish(run, ending, late);
-    let released: Eventual<void>;
-    try {
-      released = run.store.release(run.key!, run.token);
-    } catch (cause) {
-      released = Promise.reject(cause);
-    }
+    if (!run.claimed) return run.kind.finish(run, ending);
     // A failure's path: closures are fine here.
     return chain(
-      released,
+      run.store.release(run.key!, run.token),
       run,
-      () => run.kind.finish(run, ending, late),
+      () => run.kind.finish(run, ending),
       (_, cause) => {
         // The lease still ends by itself before the sender's first retry.
         this.#observers.report(
           new StoreUnavailableError('The store failed to release the claim.', { cause }),
           run.event,
         );
-        return run.kind.finish(run, ending, late);
+        return run.kind.finish(run, ending);
       },
     );
   }
@@ -281,8 +266,10 @@ export class ExactlyOnce {
     this.#observers.report(outcome.error, run.event);
     // A worker's claim is being renewed already (from the start); a request's starts now.
     if (run.claimed && run.renewal === undefined) this.#renew(this.#renewalOf(run, 0), run);
-    outcome.rest.then((rest) => this.#record(run, rest, true)).then(undefined, () => {});
-    return run.kind.finish(run, failedWith(outcome.error), false);
+    const answer = run.kind.finish(run, failedWith(outcome.error));
+    run.late = true;
+    outcome.rest.then((rest) => this.#record(run, rest)).then(undefined, () => {});
+    return answer;
   }
 
   /**
@@ -334,6 +321,13 @@ export class ExactlyOnce {
     renewal.timeout = this.#renewals.add(() => this.#renew(renewal, run));
   }
 
+  #stopRenewing<A>(run: Run<A>): void {
+    const renewal = run.renewal;
+    if (renewal === undefined) return;
+    renewal.settled = true;
+    if (renewal.timeout) this.#renewals?.cancel(renewal.timeout);
+  }
+
   #leaseLost<A>(run: Run<A>): void {
     const renewal = run.renewal;
     if (renewal) {
@@ -344,12 +338,7 @@ export class ExactlyOnce {
   }
 }
 
-function releaseQuietly<A>(run: Run<A>): void {
-  if (run.key === undefined) return;
-  try {
-    const released = run.store.release(run.key, run.token);
-    if (released instanceof Promise) released.catch(() => {});
-  } catch {
-    // The lease ends by itself.
-  }
+/** A call whose failure changes nothing (a lease ends by itself): its rejection is not left unhandled. */
+function ignoreFailure(pending: Eventual<unknown>): void {
+  if (pending instanceof Promise) pending.catch(() => {});
 }

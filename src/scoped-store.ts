@@ -128,25 +128,42 @@ export class ScopedStore {
     return typeof key === 'string' ? mark + key : key.map((one) => mark + one);
   }
 
+  // The three calls below answer a store's synchronous throw (a full MemoryStore) as a rejection, here
+  // once, so that the engine joins every step with one `chain` and needs no try/catch of its own.
+
   /**
    * Claim the key (every key of a rotating scope). `rememberMs` is how long a completion found under
-   * one key is copied to the others. May throw synchronously (a full MemoryStore).
+   * one key is copied to the others.
    */
   claim(key: DedupKey, token: string, leaseMs: number, rememberMs: number): Eventual<ClaimResult> {
-    return typeof key === 'string'
-      ? this.#calls.claim(key, token, leaseMs)
-      : this.#claimEach(key, token, leaseMs, rememberMs);
+    if (typeof key !== 'string') return this.#claimEach(key, token, leaseMs, rememberMs);
+    try {
+      return this.#calls.claim(key, token, leaseMs);
+    } catch (cause) {
+      return Promise.reject(cause);
+    }
   }
 
   complete(key: DedupKey, token: string, ttlMs: number): Eventual<CompleteResult> {
-    if (typeof key === 'string') return this.#calls.complete(key, token, ttlMs);
-    return Promise.all(key.map((one) => this.#deadlined.complete(one, token, ttlMs))).then((results) =>
-      results.every((result) => result === 'completed') ? 'completed' : 'lost',
-    );
+    if (typeof key !== 'string') {
+      return Promise.all(key.map((one) => this.#deadlined.complete(one, token, ttlMs))).then((results) =>
+        results.every((result) => result === 'completed') ? 'completed' : 'lost',
+      );
+    }
+    try {
+      return this.#calls.complete(key, token, ttlMs);
+    } catch (cause) {
+      return Promise.reject(cause);
+    }
   }
 
   release(key: DedupKey, token: string): Eventual<void> {
-    return typeof key === 'string' ? this.#calls.release(key, token) : this.#releaseAll(key, token);
+    if (typeof key !== 'string') return this.#releaseAll(key, token);
+    try {
+      return this.#calls.release(key, token);
+    } catch (cause) {
+      return Promise.reject(cause);
+    }
   }
 
   /** Extend the claim; answers `'lost'` when another attempt holds the event (or one of its keys). */

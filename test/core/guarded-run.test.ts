@@ -8,6 +8,7 @@
 import { MemoryStore, type WebhookError, type WebhookEvent } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import type { Accepted } from '../../src/delivery-verifier.js';
 import { HandlerFailedError, HandlerTimeoutError } from '../../src/errors.js';
 import {
   type Ending,
@@ -43,6 +44,11 @@ const RENEW_EVERY_MS = (LEASE_SECONDS * 1000) / 3;
 afterEach(() => {
   vi.useRealTimers();
 });
+
+/** The verifier's answer for `event`: secret 0, remembered for a minute, received now. */
+function accepted(event: WebhookEvent): Accepted {
+  return { ok: true, event, secretIndex: 0, rememberMs: 60_000, receivedAt: Date.now() };
+}
 
 /** A test event, typed as the engine sees events. */
 function anEvent(id?: string): WebhookEvent {
@@ -110,8 +116,8 @@ function engine(setup: Setup) {
   const inboxRun = setup.inboxRun ?? false;
   const kind: RunKind<Answer> = {
     work: setup.work,
-    finish: (_run, ending, late) => {
-      const answer = { code: ending.code, late, error: ending.error };
+    finish: (one, ending) => {
+      const answer = { code: ending.code, late: one.late, error: ending.error };
       answers.push(answer);
       return answer;
     },
@@ -122,12 +128,12 @@ function engine(setup: Setup) {
   const store = new ScopedStore(inner, setup.prefixes ?? ['p:'], new TimeoutQueue(STORE_TIMEOUT_MS));
   const event = anEvent();
   const run = (options: { timeoutMs?: number; replayId?: string; from?: WebhookEvent } = {}) => {
-    const one = new Run(kind, options.from ?? event, 0, 60_000, 0, Date.now());
-    one.timeoutMs = options.timeoutMs ?? 0;
-    if (options.replayId !== undefined) {
-      one.worker = { attempt: 1, signal: undefined, replayId: options.replayId, detach: undefined };
-    }
-    return Promise.resolve(exactlyOnce.run(store, one));
+    const worker =
+      options.replayId === undefined
+        ? undefined
+        : { attempt: 1, signal: undefined, replayId: options.replayId, detach: undefined };
+    const one = new Run(kind, store, accepted(options.from ?? event), 0, [], options.timeoutMs ?? 0, worker);
+    return Promise.resolve(exactlyOnce.run(one));
   };
   return { errors, answers, run, event, store: inner };
 }
@@ -201,14 +207,14 @@ describe('claim, work, record', () => {
     const exactlyOnce = new ExactlyOnce(LEASE_SECONDS, 'reject', observers);
     const kind: RunKind<string> = {
       work: (one, settle) => settle(one, { kind: 'succeeded' }),
-      finish: (_run, ending, late) => `${ending.code}${late ? ' late' : ''}`,
+      finish: (one, ending) => `${ending.code}${one.late ? ' late' : ''}`,
       success: HANDLED,
       inboxRun: false,
     };
     const store = new ScopedStore(new MemoryStore(), ['p:'], new TimeoutQueue(5_000));
     const event = anEvent();
-    expect(exactlyOnce.run(store, new Run(kind, event, 0, 60_000, 0, Date.now()))).toBe('handled');
-    expect(exactlyOnce.run(store, new Run(kind, event, 0, 60_000, 0, Date.now()))).toBe('duplicate');
+    expect(exactlyOnce.run(new Run(kind, store, accepted(event), 0))).toBe('handled');
+    expect(exactlyOnce.run(new Run(kind, store, accepted(event), 0))).toBe('duplicate');
     expect(errors).toEqual([]);
   });
 
@@ -378,7 +384,7 @@ function synchronousStore(overrides: Partial<SynchronousCalls>): IdempotencyStor
 }
 
 describe('a store that answers synchronously and throws', () => {
-  test('a full MemoryStore refuses the claim at once: a store failure, answered without waiting', async () => {
+  test('a full MemoryStore refuses the claim at once: a store failure, answered without running the work', async () => {
     const full = new MemoryStore({ maxInProgress: 1 });
     await full.claim('p:evt_elsewhere', 'other', 60_000);
     const errors: WebhookError[] = [];
@@ -394,7 +400,8 @@ describe('a store that answers synchronously and throws', () => {
       inboxRun: false,
     };
     const store = new ScopedStore(full, ['p:'], new TimeoutQueue(STORE_TIMEOUT_MS));
-    const answer = exactlyOnce.run(store, new Run(kind, anEvent(), 0, 60_000, 0, Date.now()));
+    // The scoped store answers the throw as a rejection, so the answer comes a microtask later.
+    const answer = await exactlyOnce.run(new Run(kind, store, accepted(anEvent()), 0));
     expect(answer).toBe('store_unavailable');
     expect(codes(errors)).toEqual(['store_unavailable']);
     expect(causeMessage(errors[0])).toMatch(/maxInProgress/);
