@@ -141,9 +141,7 @@ class WebhookReceiver implements Webhooks {
     } catch (error) {
       return Promise.resolve(this.#unexpected(error));
     }
-    return answer instanceof Promise
-      ? answer.catch((error: unknown) => this.#unexpected(error))
-      : Promise.resolve(answer);
+    return answer instanceof Promise ? answer.catch(this.#unexpected) : Promise.resolve(answer);
   }
 
   reject(error: WebhookError): WebhookResponse {
@@ -318,7 +316,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   /** Whatever threw where nothing should: answered 500 so the sender retries, and reported. */
-  #unexpected(cause: unknown): WebhookResponse {
+  readonly #unexpected = (cause: unknown): WebhookResponse => {
     const error = new WebhookError(
       'internal_error',
       'service-webhooks failed unexpectedly while answering a delivery.',
@@ -326,7 +324,7 @@ class WebhookReceiver implements Webhooks {
     );
     this.#observers.report(error, undefined);
     return this.#answer({ started: 0 }, { code: error.code, error });
-  }
+  };
 }
 
 /** The answer for an ending: shared, frozen answers for successes; the status table's for errors. */

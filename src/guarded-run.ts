@@ -6,7 +6,7 @@ import type { Observers } from './observers.js';
 import type { HandlerOutcome } from './run-handlers.js';
 import type { DedupKey, ScopedStore } from './scoped-store.js';
 import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
-import { type Timeout, TimeoutQueue } from './timeout-queue.js';
+import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
 import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
 
 /** How a guarded run answers: a success of its own kind, a duplicate, or an error of the status table. */
@@ -61,7 +61,7 @@ export interface WorkerRun {
 
 /** The lease renewal of work that outlives its answer, or of a worker's run: made when first needed. */
 interface Renewal {
-  timeout: Timeout | undefined;
+  timeout: PendingTimeout | undefined;
   /** Until when (`performance.now()`) the lease is renewed at the most. */
   until: number;
   /** The work settled: renewals stop. */

@@ -1,38 +1,9 @@
-/**
- * One pending timeout of a {@link TimeoutQueue}. Whatever waits on a deadline can be its own entry by
- * extending this class (a delivery waiting on its handlers is one), so a timeout costs no object
- * beside it and no closure; {@link TimeoutQueue.add} wraps a plain callback for everything else.
- */
-export abstract class Timeout {
+/** One pending timeout of a {@link TimeoutQueue}. */
+export interface PendingTimeout {
   /** @internal */ deadline: number;
-  /** @internal */ queued: boolean;
-  /** @internal */ previous: Timeout | undefined;
-  /** @internal */ next: Timeout | undefined;
-
-  constructor() {
-    // Plain assignments: an entry is made per delivery, and they build it faster than field initializers.
-    this.deadline = 0;
-    this.queued = false;
-    this.previous = undefined;
-    this.next = undefined;
-  }
-
-  /** Called once, from the queue's timer, when the deadline passes. Must not throw. */
-  abstract timedOut(): void;
-}
-
-/** A timeout that calls a function. */
-class CallbackTimeout extends Timeout {
-  readonly #onTimeout: () => void;
-
-  constructor(onTimeout: () => void) {
-    super();
-    this.#onTimeout = onTimeout;
-  }
-
-  timedOut(): void {
-    this.#onTimeout();
-  }
+  /** @internal */ onTimeout: (() => void) | undefined;
+  /** @internal */ previous: PendingTimeout | undefined;
+  /** @internal */ next: PendingTimeout | undefined;
 }
 
 /**
@@ -46,8 +17,8 @@ class CallbackTimeout extends Timeout {
  */
 export class TimeoutQueue {
   readonly #ms: number;
-  #head: Timeout | undefined;
-  #tail: Timeout | undefined;
+  #head: PendingTimeout | undefined;
+  #tail: PendingTimeout | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The deadline the timer is armed for, or Infinity when it is not armed. */
   #armedFor = Number.POSITIVE_INFINITY;
@@ -63,21 +34,18 @@ export class TimeoutQueue {
 
   /**
    * Call `onTimeout` once `ms` (by default the queue's duration) has passed since `startedAt` (a
-   * `performance.now()` reading). `onTimeout` must not throw: it runs from the shared timer.
+   * `performance.now()` reading). `onTimeout` must not throw: it runs from the shared timer. A shorter
+   * `ms` than the queue's (a Lambda with little time left) is placed by walking back from the tail,
+   * which is cheap where such calls are rare or alone, as on Lambda.
    */
-  add(onTimeout: () => void, startedAt = performance.now(), ms = this.#ms): Timeout {
-    return this.enqueue(new CallbackTimeout(onTimeout), startedAt, ms);
-  }
-
-  /**
-   * Queue `entry` (not queued already) to time out `ms` after `startedAt`. A shorter `ms` than the
-   * queue's (a Lambda with little time left) is placed by walking back from the tail, which is cheap
-   * where such calls are rare or alone, as on Lambda.
-   */
-  enqueue<T extends Timeout>(entry: T, startedAt: number, ms = this.#ms): T {
-    entry.deadline = startedAt + ms;
-    entry.queued = true;
-    // Almost always an append; an entry whose start predates the tail's is placed by walking back.
+  add(onTimeout: () => void, startedAt = performance.now(), ms = this.#ms): PendingTimeout {
+    const entry: PendingTimeout = {
+      deadline: startedAt + ms,
+      onTimeout,
+      previous: undefined,
+      next: undefined,
+    };
+    // Almost always an append; a caller whose start predates the tail's is placed by walking back.
     let after = this.#tail;
     while (after !== undefined && after.deadline > entry.deadline) after = after.previous;
     this.#linkAfter(entry, after);
@@ -86,13 +54,13 @@ export class TimeoutQueue {
   }
 
   /** Cancel a pending timeout. Answers false when it already fired (or was cancelled). */
-  cancel(entry: Timeout): boolean {
-    if (!entry.queued) return false;
+  cancel(entry: PendingTimeout): boolean {
+    if (entry.onTimeout === undefined) return false;
     this.#unlink(entry);
     return true;
   }
 
-  #linkAfter(entry: Timeout, after: Timeout | undefined): void {
+  #linkAfter(entry: PendingTimeout, after: PendingTimeout | undefined): void {
     const before = after === undefined ? this.#head : after.next;
     entry.previous = after;
     entry.next = before;
@@ -102,14 +70,13 @@ export class TimeoutQueue {
     else before.previous = entry;
   }
 
-  #unlink(entry: Timeout): void {
+  #unlink(entry: PendingTimeout): void {
     const { previous, next } = entry;
     if (previous === undefined) this.#head = next;
     else previous.next = next;
     if (next === undefined) this.#tail = previous;
     else next.previous = previous;
-    entry.previous = entry.next = undefined;
-    entry.queued = false;
+    entry.previous = entry.next = entry.onTimeout = undefined;
   }
 
   #arm(deadline: number): void {
@@ -124,8 +91,9 @@ export class TimeoutQueue {
     const now = performance.now();
     while (this.#head !== undefined && this.#head.deadline <= now) {
       const entry = this.#head;
+      const onTimeout = entry.onTimeout!;
       this.#unlink(entry);
-      entry.timedOut();
+      onTimeout();
     }
     // Cancelled entries were unlinked, so the head is the next live deadline.
     if (this.#head !== undefined) this.#arm(this.#head.deadline);
