@@ -419,6 +419,40 @@ describe('options are validated at construction, saying what to change', () => {
   });
 });
 
+describe('how long a handled id is remembered', () => {
+  /** A MemoryStore that records the time-to-live of each completion. */
+  class TtlRecordingStore extends MemoryStore {
+    readonly ttls: number[] = [];
+    override complete(key: string, token: string, ttlMs: number) {
+      this.ttls.push(ttlMs);
+      return super.complete(key, token, ttlMs);
+    }
+  }
+
+  test('dedupTtlSeconds, in milliseconds, when it outlasts the replay window (in the request and in a worker)', async () => {
+    const store = new TtlRecordingStore();
+    const webhooks = createWebhooks({ secret, store, dedupTtlSeconds: 7200, maxEventAgeSeconds: 60 });
+    webhooks.on('user.created', () => {});
+    expect((await deliver(webhooks, createTestEvent('user.created'), { secret })).status).toBe(200);
+    const event = createTestEvent('user.created');
+    expect(await webhooks.process({ event, receivedAt: Date.now(), secretIndex: 0 })).toBe('handled');
+    expect(store.ttls).toEqual([7_200_000, 7_200_000]);
+  });
+
+  test('the rest of the replay window, with a second of margin, when that is longer', async () => {
+    const store = new TtlRecordingStore();
+    const webhooks = createWebhooks({ secret, store, dedupTtlSeconds: 3600, maxEventAgeSeconds: 3600 });
+    webhooks.on('user.created', () => {});
+    // Dated 4 minutes ahead (the 5 minutes of skew allow it): acceptable until an hour after
+    // `created`, 64 minutes from now, which outlasts dedupTtlSeconds.
+    const ahead = createTestEvent('user.created', { created: Math.floor(Date.now() / 1000) + 240 });
+    expect((await deliver(webhooks, ahead, { secret })).status).toBe(200);
+    const [ttl] = store.ttls;
+    expect(ttl).toBeGreaterThan((3600 + 240) * 1000);
+    expect(ttl).toBeLessThanOrEqual((3600 + 240 + 2) * 1000);
+  });
+});
+
 describe('runtimes without node:crypto', () => {
   test('the core falls back to Web Crypto and answers the same (node:crypto hidden for this test)', async () => {
     // Edge runtimes cannot be started here; hiding process.getBuiltinModule reproduces what the core sees there.
