@@ -10,6 +10,7 @@
  */
 export const subpaths = Object.freeze({
   index: 'src/index.ts',
+  core: 'src/core.ts',
   testing: 'src/testing/index.ts',
   node: 'adapters/node.ts',
   express: 'adapters/express.ts',

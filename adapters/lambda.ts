@@ -12,7 +12,7 @@ import {
   PayloadTooLargeError,
   type WebhookResponse,
   type Webhooks,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 
 /**
  * The events one handler accepts: API Gateway REST (v1) and HTTP API (v2), ALB. A Function URL event is

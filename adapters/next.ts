@@ -1,6 +1,6 @@
 // node:http for types only: this module is loaded by Edge routes too, where node:* does not exist.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RawBodyUnavailableError, type Webhooks } from 'service-webhooks';
+import { RawBodyUnavailableError, type Webhooks } from 'service-webhooks/core';
 import { answerWebRequest } from './internal/answer-web-request.js';
 import { createNodeListener, writeNodeResponse } from './internal/node-listener.js';
 

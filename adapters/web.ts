@@ -1,4 +1,4 @@
-import type { Webhooks } from 'service-webhooks';
+import type { Webhooks } from 'service-webhooks/core';
 import { answerWebRequest } from './internal/answer-web-request.js';
 
 /** A Fetch handler: `Request` in, `Response` out. */

@@ -1,10 +1,17 @@
 /**
- * Section 1b: an AWS Lambda cold start. The same small function written on this library
- * (cold-start/ours.ts: the lambda subpath and one handler) and on @octokit/webhooks (cold-start/octokit.ts)
- * is bundled with esbuild as a Lambda deployment is (node20, minified, ESM), and each sample is a fresh
- * `node` process that imports the bundle and answers one signed delivery (cold-start/sample.mjs). The
- * two run interleaved, A B B A, so load from other processes on the machine falls on both alike. Also
- * reports each bundle's size, gzipped, and what it is made of.
+ * Section 1b: an AWS Lambda cold start. The same small function written on this library and on
+ * @octokit/webhooks (cold-start/octokit.ts) is bundled with esbuild as a Lambda deployment is (node20,
+ * minified, ESM), and each sample is a fresh `node` process that imports the bundle and answers one
+ * signed delivery (cold-start/sample.mjs). Ours comes in two variants: with the default memory store
+ * (cold-start/ours.ts: `createWebhooks` from the root) and with a store the application brings
+ * (cold-start/ours-store.ts: from service-webhooks/core, so without MemoryStore and lru-cache). The
+ * variants run interleaved, every order in turn, so load from other processes on the machine falls on
+ * all alike. A third variant puts the brought-store function on the DynamoDB store with the AWS SDK
+ * loaded from node_modules, as Lambda does (cold-start/ours-dynamodb.ts; no network): the whole cold
+ * start of such a function, in context. Also reports each bundle's size, gzipped, and what it is made of.
+ *
+ * BENCH_COLD_START_BEFORE=<a checkout of an earlier commit, built> adds that build's two variants
+ * (`before`, `before-store`) to the same rounds, for a before/after measured side by side.
  *
  * Run alone (on the dist already built): `npx tsx --tsconfig bench/tsconfig.json bench/cold-start.ts`.
  */
@@ -34,8 +41,44 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const root = here('..');
 const OUT = here('./.tmp/cold-start/');
 
-export const COLD_START_VARIANTS = ['ours', 'octokit'] as const;
-export type ColdStartVariant = (typeof COLD_START_VARIANTS)[number];
+/** An earlier build to compare with, side by side (a checkout whose dist/ is built). */
+const BEFORE = process.env.BENCH_COLD_START_BEFORE;
+
+export const COLD_START_VARIANTS = [
+  'ours',
+  'ours-store',
+  'ours-dynamodb',
+  'octokit',
+  ...(BEFORE ? (['before', 'before-store'] as const) : []),
+] as const;
+export type ColdStartVariant =
+  | 'ours'
+  | 'ours-store'
+  | 'ours-dynamodb'
+  | 'octokit'
+  | 'before'
+  | 'before-store';
+
+/** What each variant bundles: its function's file, and for `before*` the earlier build's dist/. */
+const VARIANT_SOURCES: Record<ColdStartVariant, { entry: string; dist?: string }> = {
+  ours: { entry: 'ours' },
+  'ours-store': { entry: 'ours-store' },
+  'ours-dynamodb': { entry: 'ours-dynamodb' },
+  octokit: { entry: 'octokit' },
+  before: { entry: 'ours', ...(BEFORE ? { dist: BEFORE } : {}) },
+  'before-store': { entry: 'ours-store', ...(BEFORE ? { dist: BEFORE } : {}) },
+};
+
+/** Our package names mapped onto an earlier build's files (which had no `core` subpath: the root then). */
+function aliasesFor(dist: string | undefined): Record<string, string> | undefined {
+  if (dist === undefined) return undefined;
+  const file = (name: string) => `${dist.replace(/\/$/, '')}/dist/${name}.js`;
+  return {
+    'service-webhooks/core': file('index'),
+    'service-webhooks/lambda': file('lambda'),
+    'service-webhooks': file('index'),
+  };
+}
 
 /** Rounds of one sample per variant; the first WARMUP_ROUNDS (disk cache, first runs) are dropped. */
 const ROUNDS = QUICK ? 4 : 30;
@@ -68,16 +111,23 @@ export interface BundleReport {
   readonly packageGzip: readonly BundleInput[];
 }
 
-export interface ColdStartResult {
-  readonly rounds: number;
-  readonly samples: Record<ColdStartVariant, ColdStartSample[]>;
-  /** Median over rounds of ours/octokit, taken within each round. */
+/** One of our variants against octokit, each ratio the median of the per-round ratios. */
+export interface VariantRatios {
   readonly totalRatio: number;
   readonly cpuRatio: number;
-  readonly bundles: Record<ColdStartVariant, BundleReport>;
+  readonly p90Ratio: number;
   readonly gzipRatio: number;
-  /** Our bundle built from the sources instead of dist/, to say which modules its bytes come from. */
-  readonly ourModules: readonly BundleInput[];
+}
+
+export interface ColdStartResult {
+  readonly rounds: number;
+  readonly variants: readonly ColdStartVariant[];
+  readonly samples: Partial<Record<ColdStartVariant, ColdStartSample[]>>;
+  readonly bundles: Partial<Record<ColdStartVariant, BundleReport>>;
+  /** Ours (memory store), ours-store (a brought store) and any `before*` variant, against octokit. */
+  readonly ratios: Partial<Record<ColdStartVariant, VariantRatios>>;
+  /** Each of our two bundles built from the sources instead of dist/, to say which modules its bytes come from. */
+  readonly ourModules: Readonly<Record<'ours' | 'ours-store', readonly BundleInput[]>>;
 }
 
 /** Who a metafile input belongs to: the package under node_modules, or the repository file. */
@@ -105,8 +155,10 @@ async function bundle(
   variant: ColdStartVariant,
   options: { external?: string[]; fromSources?: boolean } = {},
 ): Promise<{ code: Uint8Array; metafile: Metafile }> {
+  const source = VARIANT_SOURCES[variant];
+  const alias = aliasesFor(source.dist);
   const result = await build({
-    entryPoints: [here(`./cold-start/${variant}.ts`)],
+    entryPoints: [here(`./cold-start/${source.entry}.ts`)],
     outfile: `${OUT}${variant}.mjs`,
     bundle: true,
     minify: true,
@@ -116,7 +168,8 @@ async function bundle(
     // bench/tsconfig.json maps nothing, so the library comes from dist/ through its package name, as an
     // app bundles it; the root tsconfig maps it to the sources, which only the breakdown by module uses.
     tsconfig: options.fromSources ? `${root}tsconfig.json` : here('./tsconfig.json'),
-    external: options.external ?? [],
+    external: [...(variant === 'ours-dynamodb' ? ['@aws-sdk/*'] : []), ...(options.external ?? [])],
+    ...(alias ? { alias } : {}),
     metafile: true,
     write: false,
     logLevel: 'error',
@@ -130,8 +183,10 @@ const gzipBytes = (code: Uint8Array) => gzipSync(code, { level: 9 }).byteLength;
 async function report(variant: ColdStartVariant): Promise<{ report: BundleReport; code: Uint8Array }> {
   const { code, metafile } = await bundle(variant);
   const inputs = inputsOf(metafile);
-  if (variant === 'ours' && !inputs.some((input) => input.name.startsWith('dist/')))
-    throw new Error('The cold-start bundle did not take the library from dist/; run `npm run build`.');
+  if (variant !== 'octokit' && !inputs.some((input) => /(^|\/)dist\//.test(input.name)))
+    throw new Error(
+      `The ${variant} cold-start bundle did not take the library from dist/; run \`npm run build\`.`,
+    );
   const gzip = gzipBytes(code);
   const packageGzip: BundleInput[] = [];
   for (const { name } of inputs) {
@@ -150,7 +205,7 @@ function eventFor(variant: ColdStartVariant): string {
     'content-type': 'application/json',
     'content-length': String(body.byteLength),
     'user-agent': 'bench',
-    ...(variant === 'ours'
+    ...(variant !== 'octokit'
       ? { 'x-service-signature': sign(body) }
       : { 'x-hub-signature-256': sign(body), 'x-github-event': 'push', 'x-github-delivery': id }),
   };
@@ -182,7 +237,7 @@ function sample(bundlePath: string, eventPath: string): ColdStartSample {
 
 export async function runColdStart(log: (line: string) => void): Promise<ColdStartResult> {
   mkdirSync(OUT, { recursive: true });
-  const bundles = {} as Record<ColdStartVariant, BundleReport>;
+  const bundles: Partial<Record<ColdStartVariant, BundleReport>> = {};
   const paths = {} as Record<ColdStartVariant, { bundle: string; event: string }>;
   for (const variant of COLD_START_VARIANTS) {
     const { report: bundleReport, code } = await report(variant);
@@ -191,36 +246,60 @@ export async function runColdStart(log: (line: string) => void): Promise<ColdSta
     writeFileSync(paths[variant].bundle, code);
     writeFileSync(paths[variant].event, eventFor(variant));
   }
-  const ourModules = inputsOf((await bundle('ours', { fromSources: true })).metafile);
+  const ourModules = {
+    ours: inputsOf((await bundle('ours', { fromSources: true })).metafile),
+    'ours-store': inputsOf((await bundle('ours-store', { fromSources: true })).metafile),
+  };
 
-  const samples: Record<ColdStartVariant, ColdStartSample[]> = { ours: [], octokit: [] };
+  const samples: Partial<Record<ColdStartVariant, ColdStartSample[]>> = {};
+  for (const variant of COLD_START_VARIANTS) samples[variant] = [];
   for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
     for (const variant of rotated(COLD_START_VARIANTS, round)) {
       const result = sample(paths[variant].bundle, paths[variant].event);
-      if (round >= WARMUP_ROUNDS) samples[variant].push(result);
+      if (round >= WARMUP_ROUNDS) samples[variant]!.push(result);
     }
   }
-  const pick = (variant: ColdStartVariant, key: keyof ColdStartSample) => samples[variant].map((s) => s[key]);
+  const pick = (variant: ColdStartVariant, key: keyof ColdStartSample) =>
+    samples[variant]!.map((s) => s[key]);
+  const octokit = bundles.octokit!;
+  const ratios: Partial<Record<ColdStartVariant, VariantRatios>> = {};
+  for (const variant of COLD_START_VARIANTS) {
+    if (variant === 'octokit') continue;
+    ratios[variant] = {
+      totalRatio: medianRatio(pick(variant, 'totalMs'), pick('octokit', 'totalMs')),
+      cpuRatio: medianRatio(pick(variant, 'cpuMs'), pick('octokit', 'cpuMs')),
+      p90Ratio: quantile(pick(variant, 'totalMs'), 0.9) / quantile(pick('octokit', 'totalMs'), 0.9),
+      gzipRatio: bundles[variant]!.gzip / octokit.gzip,
+    };
+  }
   const result: ColdStartResult = {
     rounds: ROUNDS,
+    variants: COLD_START_VARIANTS,
     samples,
-    totalRatio: medianRatio(pick('ours', 'totalMs'), pick('octokit', 'totalMs')),
-    cpuRatio: medianRatio(pick('ours', 'cpuMs'), pick('octokit', 'cpuMs')),
     bundles,
-    gzipRatio: bundles.ours.gzip / bundles.octokit.gzip,
+    ratios,
     ourModules,
   };
   for (const variant of COLD_START_VARIANTS) {
-    const { bytes, gzip } = bundles[variant];
+    const { bytes, gzip } = bundles[variant]!;
     log(
-      `  ${variant}: ${describeSamples(samples[variant])}; bundle ${formatBytes(bytes)}, ${formatBytes(gzip)} gzip`,
+      `  ${variant}: ${describeSamples(samples[variant]!)}; bundle ${formatBytes(bytes)}, ${formatBytes(gzip)} gzip`,
     );
   }
-  log(
-    `  ours/octokit: cold start ${result.totalRatio.toFixed(2)}×, CPU ${result.cpuRatio.toFixed(2)}×, gzip ${result.gzipRatio.toFixed(2)}×`,
-  );
-  log(`  our bundle by package: ${describeInputs(bundles.ours.packageGzip, 'gzip')}`);
-  log(`  our bundle by module (minified, from the sources): ${describeInputs(ourModules.slice(0, 8))}`);
+  for (const [variant, ratio] of Object.entries(ratios)) {
+    log(
+      `  ${variant}/octokit: cold start ${ratio.totalRatio.toFixed(2)}× (p90 ${ratio.p90Ratio.toFixed(2)}×), CPU ${ratio.cpuRatio.toFixed(2)}×, gzip ${ratio.gzipRatio.toFixed(2)}×`,
+    );
+  }
+  for (const variant of COLD_START_VARIANTS) {
+    if (variant === 'octokit') continue;
+    log(`  ${variant} bundle by package (gzip): ${describeInputs(bundles[variant]!.packageGzip, 'gzip')}`);
+  }
+  for (const variant of ['ours', 'ours-store'] as const) {
+    log(
+      `  ${variant} bundle by module (minified, from the sources): ${describeInputs(ourModules[variant].slice(0, 10))}`,
+    );
+  }
   return result;
 }
 

@@ -2,6 +2,10 @@
  * service-webhooks: receive the service's webhooks safely. Verify the signature over the raw bytes,
  * deduplicate retries and races by event id, route to typed handlers.
  *
+ * Everything of `service-webhooks/core`, re-exported by its package name so that ESM and CommonJS each
+ * load the core once (its error classes stay `instanceof`-comparable across every subpath), plus the
+ * in-process {@link MemoryStore} and a {@link createWebhooks} that uses one when no `store` is given.
+ *
  * @example
  * ```ts
  * import { createWebhooks } from 'service-webhooks';
@@ -11,75 +15,39 @@
  * @packageDocumentation
  */
 
-export type { BodyBudget } from './body-budget.js';
-export { createWebhooks } from './create-webhooks.js';
-export {
-  ConfigurationError,
-  EventDeadLetteredError,
-  EventInProgressError,
-  EventTooOldError,
-  HandlerFailedError,
-  HandlerTimeoutError,
-  InboxUnavailableError,
-  InvalidInboxEntryError,
-  InvalidRequestError,
-  InvalidSignatureError,
-  LeaseLostError,
-  MethodNotAllowedError,
-  MissingSignatureError,
-  PayloadTooLargeError,
-  RawBodyUnavailableError,
-  ReceiverBusyError,
-  SecretUnavailableError,
-  STATUS_TABLE,
-  StoreUnavailableError,
-  WebhookError,
-  type WebhookErrorCode,
-} from './errors.js';
-export { EVENT_TYPES, isKnownEventType } from './event-types.js';
+import {
+  createWebhooks as createWithStore,
+  type IdempotencyStore,
+  type Webhooks,
+  type WebhooksOptions,
+} from 'service-webhooks/core';
+import { MemoryStore } from './memory-store.js';
+
+export * from 'service-webhooks/core';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
-export { DEFAULTS } from './options.js';
-export { DUPLICATE_HEADER } from './responses.js';
-export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
-export {
-  SIGNATURE_HEADER,
-  type SignatureCheck,
-  signPayload,
-  signPayloadWeb,
-  verifySignature,
-  verifySignatureWeb,
-} from './signature.js';
-export type {
-  AnyWebhookEvent,
-  BackgroundErrorListener,
-  ClaimResult,
-  CompleteResult,
-  DeliveryOutcome,
-  DeliveryRecord,
-  ErrorListener,
-  EventData,
-  EventFor,
-  HandleInput,
-  HandlerContext,
-  HeadersInput,
-  IdempotencyStore,
-  InboxEntry,
-  InboxQueue,
-  PaymentData,
-  ProcessOptions,
-  ProcessResult,
-  ProjectData,
-  RawBody,
-  RenewResult,
-  SecretOption,
-  UserData,
-  WebhookEvent,
-  WebhookEventMap,
-  WebhookEventName,
-  WebhookHandler,
-  WebhookLogger,
-  WebhookResponse,
-  Webhooks,
-  WebhooksOptions,
-  WildcardEventName,
-} from './types.js';
+
+/**
+ * Create a webhook receiver. Options are checked here, and a mistake throws a `ConfigurationError`
+ * that says what to change. Without `store`, events are remembered by a new {@link MemoryStore} in this
+ * process; bring a shared store when several processes receive deliveries (and import `createWebhooks`
+ * from `service-webhooks/core` then, to leave `MemoryStore` and lru-cache out of a bundle).
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', async (event) => {
+ *   await sendWelcomeMail(event.data.email);
+ * });
+ * webhooks.on('payment.*', async (event, { signal }) => {
+ *   await ledger.record(event, { signal });
+ * });
+ * ```
+ */
+export function createWebhooks(options: WebhooksOptions): Webhooks {
+  // Anything but an options object without a store goes on as given: the core says what is wrong.
+  if (typeof options !== 'object' || options === null || options.store !== undefined)
+    return createWithStore(options as WebhooksOptions & { store: IdempotencyStore });
+  return createWithStore({ ...options, store: new MemoryStore() });
+}

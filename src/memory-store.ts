@@ -1,8 +1,17 @@
 import { LRUCache } from 'lru-cache';
-import { ConfigurationError, StoreUnavailableError } from './errors.js';
+// The core by its package name: the root's bundle holds this store, not a second copy of the core, so
+// its errors are the core's classes and its synchronous calls are offered under the core's symbol.
+import {
+  type ClaimResult,
+  type CompleteResult,
+  ConfigurationError,
+  type IdempotencyStore,
+  type RenewResult,
+  StoreUnavailableError,
+  SYNCHRONOUS_CALLS,
+  type SynchronousCalls,
+} from 'service-webhooks/core';
 import { LeaseTable } from './lease-table.js';
-import { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
-import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from './types.js';
 
 /**
  * Options of {@link MemoryStore}.

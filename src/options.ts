@@ -1,5 +1,4 @@
 import { ConfigurationError } from './errors.js';
-import { MemoryStore } from './memory-store.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { IdempotencyStore, InboxQueue, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
@@ -52,8 +51,13 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
+/** The store is required here: the root's `createWebhooks` gives a `MemoryStore` when none is passed. */
 function resolveStore(store: unknown): IdempotencyStore {
-  if (store === undefined) return new MemoryStore();
+  if (store === undefined) {
+    throw new ConfigurationError(
+      "`store` is missing: `createWebhooks` from 'service-webhooks/core' needs one (RedisStore, DynamoDBStore, PostgresStore or your own). For the in-process MemoryStore, import `createWebhooks` from 'service-webhooks'.",
+    );
+  }
   const candidate = store as Partial<IdempotencyStore>;
   for (const method of ['claim', 'complete', 'release'] as const) {
     if (typeof candidate?.[method] !== 'function') {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Job, Queue } from 'bullmq';
-import { ConfigurationError, type InboxEntry } from 'service-webhooks';
+import { ConfigurationError, type InboxEntry } from 'service-webhooks/core';
 import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
 import { DeadLetterError } from './errors.js';
 import type { InboxBullQueue } from './inbox-queue.js';

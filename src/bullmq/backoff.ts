@@ -3,7 +3,7 @@
  * whose handlers failed. Days rather than the sender's 21 minutes, so a downstream outage of a
  * weekend does not lose events.
  */
-import { ConfigurationError } from 'service-webhooks';
+import { ConfigurationError } from 'service-webhooks/core';
 
 /**
  * The delays between attempts: an exponential schedule, or the delays themselves.

@@ -4,7 +4,7 @@
  */
 import type { QueueOptions } from 'bullmq';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
-import { ConfigurationError } from 'service-webhooks';
+import { ConfigurationError } from 'service-webhooks/core';
 
 /**
  * Where the inbox's Redis is: an ioredis `Redis` or `Cluster` the application creates and owns (the

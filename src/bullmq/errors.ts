@@ -2,7 +2,7 @@
  * The errors of `service-webhooks/bullmq` beside the core's: a backlog reported to `onError`, and the
  * mistakes the dead-letter tools refuse.
  */
-import { WebhookError, type WebhookErrorCode } from 'service-webhooks';
+import { WebhookError, type WebhookErrorCode } from 'service-webhooks/core';
 import { formatDuration } from './backoff.js';
 
 /**

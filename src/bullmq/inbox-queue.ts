@@ -4,8 +4,8 @@
  */
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import type { BackgroundErrorListener, InboxEntry, InboxQueue } from 'service-webhooks';
-import { ConfigurationError } from 'service-webhooks';
+import type { BackgroundErrorListener, InboxEntry, InboxQueue } from 'service-webhooks/core';
+import { ConfigurationError } from 'service-webhooks/core';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard, type EvictionPolicyMode, evictionPolicyMode } from '../stores/redis-eviction.js';
 import { type InboxConnection, type InboxLocation, isLive, location, openClient } from './connection.js';

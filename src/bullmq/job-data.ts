@@ -3,7 +3,7 @@
  * every job is added with, so the door, the worker and the dead-letter tools agree on them.
  */
 import type { JobsOptions } from 'bullmq';
-import type { InboxEntry } from 'service-webhooks';
+import type { InboxEntry } from 'service-webhooks/core';
 import { keyEncoder } from '../stores/store-encoding.js';
 
 /**

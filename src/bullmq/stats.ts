@@ -2,7 +2,7 @@
  * What the inbox holds, as figures: read on demand (`stats()`), and sampled by the worker's monitor,
  * which logs them and reports a backlog to `onError`.
  */
-import type { Webhooks } from 'service-webhooks';
+import type { Webhooks } from 'service-webhooks/core';
 import { InboxBacklogError } from './errors.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import { type InboxLogger, inboxLog } from './log.js';

@@ -15,7 +15,7 @@ import {
   WebhookError,
   type WebhookEvent,
   type Webhooks,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
 import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from './backoff.js';

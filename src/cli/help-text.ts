@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { SENDER_SCHEDULE } from 'service-webhooks';
+import { SENDER_SCHEDULE } from 'service-webhooks/core';
 
 /** The column help paragraphs wrap at, the width the hand-wrapped texts were written to. */
 export const HELP_WIDTH = 102;

@@ -1,4 +1,4 @@
-import { SENDER_SCHEDULE } from 'service-webhooks';
+import { SENDER_SCHEDULE } from 'service-webhooks/core';
 import {
   checkClient,
   DataFileError,

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, isKnownEventType } from 'service-webhooks';
+import { EVENT_TYPES, isKnownEventType } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
 import { type Io, parseFlags, SENDING_OPTIONS, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';

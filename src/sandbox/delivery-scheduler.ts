@@ -1,4 +1,4 @@
-import { type AnyWebhookEvent, SENDER_MAX_ATTEMPTS, SENDER_SCHEDULE } from 'service-webhooks';
+import { type AnyWebhookEvent, SENDER_MAX_ATTEMPTS, SENDER_SCHEDULE } from 'service-webhooks/core';
 import type { Account } from './account.js';
 import { newId } from './ids.js';
 import type { Delivery, WebhookRegistration } from './resources.js';

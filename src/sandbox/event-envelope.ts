@@ -1,4 +1,4 @@
-import type { WebhookEvent, WebhookEventMap, WebhookEventName } from 'service-webhooks';
+import type { WebhookEvent, WebhookEventMap, WebhookEventName } from 'service-webhooks/core';
 import { newId } from './ids.js';
 
 /**

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import type { AnyWebhookEvent, WebhookEventName } from 'service-webhooks';
+import type { AnyWebhookEvent, WebhookEventName } from 'service-webhooks/core';
 
 /** A user, with the fields the service documents. */
 export interface User {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SENDER_SCHEDULE } from 'service-webhooks';
+import { SENDER_SCHEDULE } from 'service-webhooks/core';
 import { createApiHandler } from './api-handler.js';
 import { DEFAULT_TEST_KEY, isTestKey, keyAccount } from './api-keys.js';
 import { DeliveryScheduler } from './delivery-scheduler.js';

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { DUPLICATE_HEADER, SENDER_SCHEDULE, SIGNATURE_HEADER, signPayload } from 'service-webhooks';
+import { DUPLICATE_HEADER, SENDER_SCHEDULE, SIGNATURE_HEADER, signPayload } from 'service-webhooks/core';
 
 /** How much of a receiver's answer is kept for printing and for the deliveries listing. */
 const BODY_EXCERPT_CHARS = 500;

@@ -1,4 +1,4 @@
-import type { BackgroundErrorListener, WebhookError } from 'service-webhooks';
+import type { BackgroundErrorListener, WebhookError } from 'service-webhooks/core';
 
 /**
  * The listeners a store or an inbox engine was given through `onBackgroundError`, one per receiver that

@@ -27,7 +27,7 @@ import {
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
 
 /** `%` and unpaired surrogates escaped: DynamoDB stores strings as UTF-8. */

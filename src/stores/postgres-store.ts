@@ -21,7 +21,7 @@ import {
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
 

@@ -10,7 +10,7 @@
  * whatever its policy says.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { ConfigurationError } from 'service-webhooks';
+import { ConfigurationError } from 'service-webhooks/core';
 import type { BackgroundErrors } from './background-errors.js';
 
 /**

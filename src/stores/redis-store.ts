@@ -22,7 +22,7 @@ import {
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
 import { EvictionGuard, type EvictionPolicyMode } from './redis-eviction.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';

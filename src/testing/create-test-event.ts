@@ -1,4 +1,4 @@
-import type { WebhookEventMap, WebhookEventName } from 'service-webhooks';
+import type { WebhookEventMap, WebhookEventName } from 'service-webhooks/core';
 
 /**
  * Fields to change on a test event. `data` is merged into the realistic default data, so a test sets

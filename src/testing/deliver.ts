@@ -1,4 +1,4 @@
-import { SIGNATURE_HEADER, signPayload, type WebhookResponse, type Webhooks } from 'service-webhooks';
+import { SIGNATURE_HEADER, signPayload, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
 
 /**
  * How {@link deliver} sends an event.

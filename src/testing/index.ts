@@ -9,7 +9,7 @@
  * ```
  * @packageDocumentation
  */
-export { SIGNATURE_HEADER, signPayload, signPayloadWeb } from 'service-webhooks';
+export { SIGNATURE_HEADER, signPayload, signPayloadWeb } from 'service-webhooks/core';
 export { createTestEvent, type TestEventOverrides } from './create-test-event.js';
 export { type DeliverOptions, deliver } from './deliver.js';
 export {

@@ -1,4 +1,4 @@
-import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks';
+import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks/core';
 
 /**
  * How {@link storeConformanceSuite} runs: the store under test and the test runner's functions.

@@ -7,11 +7,17 @@
  * `service-webhooks/bullmq`, built on BullMQ's classes: without its peer it fails to load, naming it. The DynamoDB and PostgreSQL stores are then
  * driven with stand-in clients: PostgresStore needs nothing from `pg`, and DynamoDBStore, lacking the
  * SDK it loads on first use, fails as a store outage with the root's error class.
+ *
+ * The root is `service-webhooks/core` plus MemoryStore: both formats load one copy of the core (the root
+ * re-exports it by name, and MemoryStore's errors and synchronous calls are the core's), and a function
+ * bundled by esbuild from the tarball with `createWebhooks` from the core carries neither MemoryStore nor
+ * lru-cache.
  */
 import { execFile } from 'node:child_process';
-import { access, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { consumerProject } from '../support/consumer-project.js';
 import { assertBuilt, ROOT } from '../support/paths.js';
@@ -85,6 +91,23 @@ const dynamodb = await dynamoStore.claim('evt_1', 'token', 1000).then(
   (error) => ({ code: error.code, root: error instanceof WebhookError, sdkMissing: error.message.includes('could not load @aws-sdk/client-dynamodb') }),
 );
 dynamodb.attributes = DYNAMODB_STORE_ATTRIBUTES;
+// One core: the root re-exports the core's objects, and the root's MemoryStore throws the core's error
+// classes and offers its synchronous calls under the core's symbol.
+const root = await ${load}('service-webhooks');
+const core = await ${load}('service-webhooks/core');
+const storeError = (() => { try { new root.MemoryStore({ maxEvents: 0 }); } catch (error) { return error; } })();
+const noStore = (() => { try { core.createWebhooks({ secret: 'whsec_consumer' }); } catch (error) { return error; } })();
+const onCore = core.createWebhooks({ secret: 'whsec_consumer', store: new root.MemoryStore() });
+const coreBody = JSON.stringify({ id: 'evt_core', type: 'user.created', created: Math.floor(Date.now() / 1000), data: {}, livemode: false });
+const coreAnswer = await onCore.handle({ body: coreBody, headers: { 'x-service-signature': core.signPayload(coreBody, 'whsec_consumer') } });
+const oneCore = {
+  sameClasses: ['WebhookError', 'ConfigurationError', 'STATUS_TABLE', 'verifySignature', 'SYNCHRONOUS_CALLS'].every((name) => root[name] === core[name]),
+  coreHasMemoryStore: 'MemoryStore' in core,
+  storeErrorIsCores: storeError instanceof core.ConfigurationError && storeError instanceof WebhookError,
+  offersSynchronousCalls: typeof new root.MemoryStore()[core.SYNCHRONOUS_CALLS] === 'function',
+  noStore: [noStore instanceof core.ConfigurationError, String(noStore?.message).startsWith('\`store\` is missing')],
+  coreAnswer: coreAnswer.status,
+};
 const resolvable = ${JSON.stringify(FRAMEWORKS)}.filter((name) => {
   try { return Boolean(createRequire(process.cwd() + '/').resolve(name)); } catch { return false; }
 });
@@ -94,7 +117,7 @@ const ESM = `import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 ${body('import')}
-console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable }));
+console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, oneCore, resolvable }));
 `;
 
 const CJS = `const { readFileSync } = require('node:fs');
@@ -105,7 +128,7 @@ ${body('require')}
   const frameworkFiles = Object.keys(require.cache).filter((file) =>
     ${JSON.stringify(FRAMEWORKS)}.some((name) => file.includes('/node_modules/' + name + '/')),
   );
-  console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, resolvable, frameworkFiles }));
+  console.log(JSON.stringify({ loaded, refused, webStatus, expressStatus, errors: errors.map((e) => [e.code, e instanceof WebhookError]), postgres, dynamodb, oneCore, resolvable, frameworkFiles }));
 })();
 `;
 
@@ -159,8 +182,73 @@ for (const file of ['check.mjs', 'check.cjs']) {
       sdkMissing: true,
       attributes: { partitionKey: 'pk', timeToLive: 'expiresAt' },
     });
+    expect(result.oneCore).toEqual({
+      sameClasses: true,
+      coreHasMemoryStore: false,
+      storeErrorIsCores: true,
+      offersSynchronousCalls: true,
+      noStore: [true, true],
+      coreAnswer: 200,
+    });
   }, 30_000);
 }
+
+test('one copy of the core: only core.js and core.cjs hold it; the root adds MemoryStore and imports the core by name', async () => {
+  const dist = join(project, 'node_modules', 'service-webhooks', 'dist');
+  // A message of the status table: the core's text, which no other file of dist/ may hold.
+  const marker = 'The x-service-signature header is missing.';
+  const files = (await readdir(dist)).filter((file) => /\.c?js$/.test(file));
+  expect(files).toEqual(
+    expect.arrayContaining(['core.js', 'core.cjs', 'index.js', 'index.cjs', 'lambda.js']),
+  );
+  for (const file of files) {
+    const text = await readFile(join(dist, file), 'utf8');
+    expect(text.includes(marker), file).toBe(file === 'core.js' || file === 'core.cjs');
+    // lru-cache (MemoryStore) is imported by the root alone.
+    expect(/["']lru-cache["']/.test(text), file).toBe(file === 'index.js' || file === 'index.cjs');
+  }
+  expect(await readFile(join(dist, 'index.js'), 'utf8')).toMatch(/from ["']service-webhooks\/core["']/);
+  expect(await readFile(join(dist, 'index.cjs'), 'utf8')).toMatch(
+    /require\(["']service-webhooks\/core["']\)/,
+  );
+});
+
+test('a Lambda function bundled from the tarball: on the core with a brought store, no MemoryStore and no lru-cache', async () => {
+  const inputs = async (from: string, store: string) => {
+    const result = await build({
+      stdin: {
+        contents: `import { createWebhooks } from '${from}';
+import { lambdaHandler } from 'service-webhooks/lambda';
+const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET${store} });
+webhooks.on('user.created', async () => {});
+export const handler = lambdaHandler(webhooks);`,
+        resolveDir: project,
+      },
+      bundle: true,
+      write: false,
+      minify: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      metafile: true,
+      logLevel: 'error',
+    });
+    return Object.keys(result.metafile.inputs).map((input) => input.replace(/^.*node_modules\//, ''));
+  };
+  const brought = await inputs(
+    'service-webhooks/core',
+    `, store: { claim: async () => 'claimed', complete: async () => 'completed', release: async () => {} }`,
+  );
+  expect(brought.filter((input) => input.startsWith('service-webhooks/')).sort()).toEqual([
+    'service-webhooks/dist/core.js',
+    'service-webhooks/dist/lambda.js',
+  ]);
+  expect(brought.filter((input) => input.startsWith('lru-cache/'))).toEqual([]);
+  // The control: from the root, the default store and lru-cache are in.
+  const memory = await inputs('service-webhooks', '');
+  expect(memory).toContain('service-webhooks/dist/index.js');
+  expect(memory.some((input) => input.startsWith('lru-cache/'))).toBe(true);
+});
 
 test('the tarball ships the LICENSE, and the CommonJS DynamoDB store loads its SDK with require()', async () => {
   const installed = join(project, 'node_modules', 'service-webhooks');

@@ -11,7 +11,8 @@
  * - `moduleResolution: node10` (and its old spelling `node`): TypeScript 5 resolves the root through
  *   `types` and the subpaths through `typesVersions`; TypeScript 7 refuses the option (TS5108).
  *
- * The consumer imports the root and the subpaths whose declarations need no optional peer's types
+ * The consumer imports the root, the core (whose `createWebhooks` must refuse a missing `store`) and
+ * the subpaths whose declarations need no optional peer's types
  * (fastify, ioredis, @aws-sdk/client-dynamodb and bullmq's do; lambda's needs @types/aws-lambda, which
  * is installed, and node, express and next need @types/node, as any Node project has). It proves
  * something only if it fails when the types are wrong: `event.data.email` must be exactly `string`
@@ -40,10 +41,11 @@ const installedVersion = (name: string): string =>
   JSON.parse(readFileSync(repoPath('node_modules', name, 'package.json'), 'utf8')).version;
 
 /** Subpaths the consumer imports, by the name of their files in dist/. */
-const IMPORTED = ['index', 'testing', 'web', 'node', 'express', 'next', 'lambda', 'postgres'];
+const IMPORTED = ['index', 'core', 'testing', 'web', 'node', 'express', 'next', 'lambda', 'postgres'];
 const declarations = (extension: '.d.ts' | '.d.cts') => IMPORTED.map((name) => `${name}${extension}`);
 
-const IMPORTS = `import { createWebhooks } from 'service-webhooks';
+const IMPORTS = `import { createWebhooks, WebhookError } from 'service-webhooks';
+import { createWebhooks as createOnStore, WebhookError as CoreWebhookError } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
 import { webHandler } from 'service-webhooks/web';
 import { nodeHandler } from 'service-webhooks/node';
@@ -75,6 +77,14 @@ export const handlers = [
 ];
 export const event = createTestEvent('user.created');
 export const store = new PostgresStore({ pool: { query: async () => ({ rows: [], rowCount: 0 }) } });
+
+// service-webhooks/core: the same types, and a createWebhooks that needs a store.
+export const onStore = createOnStore({ secret: 'whsec_consumer', store });
+// @ts-expect-error: \`store\` is required by the core's createWebhooks
+createOnStore({ secret: 'whsec_consumer' });
+export const handlersOnStore = [lambdaHandler(onStore), webHandler(onStore)];
+const sameClass: Equal<typeof WebhookError, typeof CoreWebhookError> = true;
+export { sameClass };
 `;
 
 interface Configuration {

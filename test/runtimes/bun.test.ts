@@ -20,7 +20,12 @@ test(`Bun ${version}: examples/bun loads the built files in dist/ and nothing el
   const stdout = await run('bun', [...BUN_ARGS, '-e', script], ROOT, { PORT: '0', WEBHOOK_SECRET: SECRET });
   const loaded = JSON.parse(stdout.trim().split('\n').at(-1)!) as string[];
   expect(loaded.sort()).toEqual(
-    [`${ROOT}dist/index.js`, `${ROOT}dist/web.js`, `${ROOT}examples/bun/server.ts`].sort(),
+    [
+      `${ROOT}dist/core.js`,
+      `${ROOT}dist/index.js`,
+      `${ROOT}dist/web.js`,
+      `${ROOT}examples/bun/server.ts`,
+    ].sort(),
   );
 });
 

@@ -24,6 +24,8 @@ test(`Deno ${version}: examples/deno resolves service-webhooks to dist/ and type
   expect(loaded.sort()).toEqual(
     [
       `file://${EXAMPLE}server.ts`,
+      `file://${ROOT}dist/core.d.ts`,
+      `file://${ROOT}dist/core.js`,
       `file://${ROOT}dist/index.d.ts`,
       `file://${ROOT}dist/index.js`,
       `file://${ROOT}dist/web.d.ts`,

@@ -27,7 +27,10 @@ function diagnostics(file: string, paths: Record<string, string[]> | undefined):
   return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
 }
 
-const sources = { 'service-webhooks': ['./src/index.ts'] };
+const sources = {
+  'service-webhooks': ['./src/index.ts'],
+  'service-webhooks/core': ['./src/core.ts'],
+};
 // Without paths the package resolves to itself through its exports map: the built .d.ts files.
 const built = undefined;
 

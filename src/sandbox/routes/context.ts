@@ -1,4 +1,4 @@
-import type { WebhookEventMap, WebhookEventName } from 'service-webhooks';
+import type { WebhookEventMap, WebhookEventName } from 'service-webhooks/core';
 import type { Account } from '../account.js';
 import type { DeliveryScheduler } from '../delivery-scheduler.js';
 import { buildEvent } from '../event-envelope.js';

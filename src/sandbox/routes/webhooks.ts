@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EVENT_TYPES, isKnownEventType, type WebhookEventName } from 'service-webhooks';
+import { EVENT_TYPES, isKnownEventType, type WebhookEventName } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
 import type { Account } from '../account.js';
 import { invalidRequest, requestError } from '../api-errors.js';

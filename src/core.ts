@@ -1,0 +1,127 @@
+/**
+ * service-webhooks/core: everything of `service-webhooks` except the in-process `MemoryStore`, for
+ * receivers that bring their own store (DynamoDB, Redis, PostgreSQL, yours). Its `createWebhooks` needs
+ * `store`; in exchange a bundle built from this subpath and the adapters carries neither `MemoryStore`
+ * nor lru-cache (about 7 KiB gzipped), and an unbundled deployment never loads them. The root,
+ * `service-webhooks`, is this subpath plus `MemoryStore` and a `createWebhooks` that defaults to it:
+ * both load this one file, so error classes, `instanceof` and the event types are the same objects
+ * whichever of the two an application or an adapter imports.
+ *
+ * @example
+ * ```ts
+ * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+ * import { createWebhooks } from 'service-webhooks/core';
+ * import { DynamoDBStore } from 'service-webhooks/dynamodb';
+ * import { lambdaHandler } from 'service-webhooks/lambda';
+ *
+ * const webhooks = createWebhooks({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   store: new DynamoDBStore({ client: new DynamoDBClient({}), tableName: 'webhook-events' }),
+ * });
+ * webhooks.on('user.created', async (event) => console.log(event.data.email));
+ * export const handler = lambdaHandler(webhooks);
+ * ```
+ * @packageDocumentation
+ */
+
+import { createWebhooks as createReceiver } from './create-webhooks.js';
+import type { IdempotencyStore, Webhooks, WebhooksOptions } from './types.js';
+
+export type { BodyBudget } from './body-budget.js';
+export {
+  ConfigurationError,
+  EventDeadLetteredError,
+  EventInProgressError,
+  EventTooOldError,
+  HandlerFailedError,
+  HandlerTimeoutError,
+  InboxUnavailableError,
+  InvalidInboxEntryError,
+  InvalidRequestError,
+  InvalidSignatureError,
+  LeaseLostError,
+  MethodNotAllowedError,
+  MissingSignatureError,
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  ReceiverBusyError,
+  SecretUnavailableError,
+  STATUS_TABLE,
+  StoreUnavailableError,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js';
+export { EVENT_TYPES, isKnownEventType } from './event-types.js';
+export { DEFAULTS } from './options.js';
+export { DUPLICATE_HEADER } from './responses.js';
+export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
+export {
+  SIGNATURE_HEADER,
+  type SignatureCheck,
+  signPayload,
+  signPayloadWeb,
+  verifySignature,
+  verifySignatureWeb,
+} from './signature.js';
+/**
+ * @internal How the root's `MemoryStore`, built into another file than this core, offers the core its
+ * synchronous calls: the symbol must be this file's. Not part of the public API; it may change in
+ * any release.
+ */
+export { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
+export type {
+  AnyWebhookEvent,
+  BackgroundErrorListener,
+  ClaimResult,
+  CompleteResult,
+  DeliveryOutcome,
+  DeliveryRecord,
+  ErrorListener,
+  EventData,
+  EventFor,
+  HandleInput,
+  HandlerContext,
+  HeadersInput,
+  IdempotencyStore,
+  InboxEntry,
+  InboxQueue,
+  PaymentData,
+  ProcessOptions,
+  ProcessResult,
+  ProjectData,
+  RawBody,
+  RenewResult,
+  SecretOption,
+  UserData,
+  WebhookEvent,
+  WebhookEventMap,
+  WebhookEventName,
+  WebhookHandler,
+  WebhookLogger,
+  WebhookResponse,
+  Webhooks,
+  WebhooksOptions,
+  WildcardEventName,
+} from './types.js';
+
+/**
+ * Create a webhook receiver on the store you bring: `store` is required here (the root's
+ * `createWebhooks` defaults it to a `MemoryStore`). Options are checked as the root's are, and a
+ * mistake throws a `ConfigurationError` that says what to change.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * import { createWebhooks } from 'service-webhooks/core';
+ * import { RedisStore } from 'service-webhooks/redis';
+ *
+ * const webhooks = createWebhooks({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   store: new RedisStore({ client: new Redis(process.env.REDIS_URL!) }),
+ * });
+ * webhooks.on('payment.*', async (event) => console.log(event.type, event.data));
+ * ```
+ */
+export function createWebhooks(options: WebhooksOptions & { store: IdempotencyStore }): Webhooks {
+  return createReceiver(options);
+}
