@@ -63,12 +63,6 @@ export {
   verifySignature,
   verifySignatureWeb,
 } from './signature.js';
-/**
- * @internal How the root's `MemoryStore`, built into another file than this core, offers the core its
- * synchronous calls: the symbol must be this file's. Not part of the public API; it may change in
- * any release.
- */
-export { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
 export type {
   AnyWebhookEvent,
   BackgroundErrorListener,

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 // The core by its package name: the root's bundle holds this store, not a second copy of the core, so
-// its errors are the core's classes and its synchronous calls are offered under the core's symbol.
+// its errors are the core's classes. The symbol is a registered one, the same in both files.
 import {
   type ClaimResult,
   type CompleteResult,
@@ -8,10 +8,9 @@ import {
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
-  SYNCHRONOUS_CALLS,
-  type SynchronousCalls,
 } from 'service-webhooks/core';
 import { LeaseTable } from './lease-table.js';
+import { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
 
 /**
  * Options of {@link MemoryStore}.

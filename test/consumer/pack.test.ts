@@ -92,7 +92,7 @@ const dynamodb = await dynamoStore.claim('evt_1', 'token', 1000).then(
 );
 dynamodb.attributes = DYNAMODB_STORE_ATTRIBUTES;
 // One core: the root re-exports the core's objects, and the root's MemoryStore throws the core's error
-// classes and offers its synchronous calls under the core's symbol.
+// classes and offers its synchronous calls under the core's (registered) symbol.
 const root = await ${load}('service-webhooks');
 const core = await ${load}('service-webhooks/core');
 const storeError = (() => { try { new root.MemoryStore({ maxEvents: 0 }); } catch (error) { return error; } })();
@@ -101,10 +101,10 @@ const onCore = core.createWebhooks({ secret: 'whsec_consumer', store: new root.M
 const coreBody = JSON.stringify({ id: 'evt_core', type: 'user.created', created: Math.floor(Date.now() / 1000), data: {}, livemode: false });
 const coreAnswer = await onCore.handle({ body: coreBody, headers: { 'x-service-signature': core.signPayload(coreBody, 'whsec_consumer') } });
 const oneCore = {
-  sameClasses: ['WebhookError', 'ConfigurationError', 'STATUS_TABLE', 'verifySignature', 'SYNCHRONOUS_CALLS'].every((name) => root[name] === core[name]),
+  sameClasses: ['WebhookError', 'ConfigurationError', 'STATUS_TABLE', 'verifySignature'].every((name) => root[name] === core[name]),
   coreHasMemoryStore: 'MemoryStore' in core,
   storeErrorIsCores: storeError instanceof core.ConfigurationError && storeError instanceof WebhookError,
-  offersSynchronousCalls: typeof new root.MemoryStore()[core.SYNCHRONOUS_CALLS] === 'function',
+  offersSynchronousCalls: typeof new root.MemoryStore()[Symbol.for('service-webhooks.synchronousCalls')] === 'function',
   noStore: [noStore instanceof core.ConfigurationError, String(noStore?.message).startsWith('\`store\` is missing')],
   coreAnswer: coreAnswer.status,
 };
