@@ -16,9 +16,8 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver, signPayload } from 'service-webhooks/testing';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { sleep } from '../support/sleep.js';
 import { FaultyStore, SpyStore } from './spy-store.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 afterEach(() => {
   vi.restoreAllMocks();

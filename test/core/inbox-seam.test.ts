@@ -18,10 +18,10 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
+import { sleep } from '../support/sleep.js';
 import { SpyStore } from './spy-store.js';
 
 const secret = 'whsec_inbox_seam';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 class ArrayInbox implements InboxQueue {
   readonly entries: { entry: InboxEntry; key: string }[] = [];

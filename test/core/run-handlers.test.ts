@@ -13,10 +13,10 @@ import {
   SUCCEEDED,
 } from '../../src/run-handlers.js';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
+import { sleep } from '../support/sleep.js';
 
 const event = createTestEvent('payment.failed') as unknown as WebhookEvent;
 const context = () => new DeliveryContext(0, 1, Date.now());
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('runInOrder', () => {
   test('synchronous handlers run in order in the same tick, and the outcome is a plain value', () => {

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../support/sleep.js';
 
 /** Real timers throughout: the queue's whole point is how it drives the one Node timer it owns. */
 describe('TimeoutQueue', () => {
