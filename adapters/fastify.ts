@@ -43,11 +43,11 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fasti
     const { maxBodyBytes, bodyBudget } = webhooks;
     // Reading the payload stream here rather than with `parseAs: 'buffer'` is what lets each chunk be
     // taken from the budget; what it finds, bytes or a refusal, becomes the route's `request.body`.
-    // Fastify's own `done` is the reader's callback: no promise, and nothing made per request.
+    // Fastify's own `done` is the reader's callback: no promise and no wrapper per request.
     const readBody = (request: FastifyRequest, payload: IncomingMessage, done: ReadDone<StreamBody>): void =>
       readNodeStream(payload, request.headers['content-length'], maxBodyBytes, bodyBudget, done);
-    // The route gives Fastify the answer's body to send, as an async handler would, without the async
-    // function's own promise: one `send`, and a failure still reaches Fastify's error handling.
+    // The route returns the body for Fastify to send, as an async handler would, without an async
+    // function's own promise; a failure still reaches Fastify's error handling.
     const answer = (reply: FastifyReply, { status, headers, body }: WebhookResponse): string => {
       reply.code(status).headers(headers);
       return body;
