@@ -13,47 +13,70 @@ export type NodeListener = (
 /**
  * The listener every Node-request adapter shares: read the raw bytes within `maxBodyBytes` and the
  * receiver's `bodyBudget`, hand them to the core, write its answer. Adapters differ only in the fix
- * they name when a body parser got to the bytes first.
+ * they name when a body parser got to the bytes first. The returned promise settles once the answer is
+ * written (or the request dropped); it never rejects.
+ *
+ * Written with callbacks rather than `async`/`await`: each await of the read and of `handle()` cost a
+ * promise and a trip through the microtask queue per request, a measurable share of a webhook's cost.
  */
 export function createNodeListener(webhooks: Webhooks, consumedFix: string): NodeListener {
-  return async (request, response, next) => {
-    try {
-      const read = await readNodeBody(request, webhooks.maxBodyBytes, webhooks.bodyBudget);
-      switch (read.kind) {
-        case 'body': {
-          const method = request.method ?? 'POST';
-          return writeNodeResponse(
-            response,
-            await webhooks.handle({ body: read.body, headers: request.headers, method }),
-          );
+  return (request, response, next) =>
+    new Promise<void>((resolve) => {
+      const fail = (error: unknown) => {
+        // Only a genuine stream error gets here (the core never throws): hand it to the host app's error
+        // handling (Express 4 ignores rejected promises), or drop the connection.
+        if (next) next(error);
+        else request.destroy(error as Error);
+        resolve();
+      };
+      const write = (answer: WebhookResponse) => {
+        try {
+          writeNodeResponse(response, answer);
+          resolve();
+        } catch (error) {
+          fail(error);
         }
-        case 'too_large':
-        case 'busy':
-          // Stop the sender from streaming the rest: answer, then close the connection.
-          response.shouldKeepAlive = false;
-          response.once('finish', () => request.destroy());
-          return writeNodeResponse(response, refusedBody(webhooks, read.kind));
-        case 'consumed':
-          return writeNodeResponse(response, webhooks.reject(new RawBodyUnavailableError(consumedFix)));
-        case 'aborted':
-          // The client went away mid-body: nobody to answer, and nothing for the host app to report
-          // (Express's final handler would print a stack trace for every client that hung up).
-          return;
-      }
-    } catch (error) {
-      // Only a genuine stream error gets here (the core never throws): hand it to the host app's error
-      // handling (Express 4 ignores rejected promises), or drop the connection.
-      if (next) next(error);
-      else request.destroy(error as Error);
-    }
-  };
+      };
+      readNodeBody(request, webhooks.maxBodyBytes, webhooks.bodyBudget, (error, read) => {
+        try {
+          if (read === undefined) throw error;
+          switch (read.kind) {
+            case 'body': {
+              const method = request.method ?? 'POST';
+              webhooks.handle({ body: read.body, headers: request.headers, method }).then(write);
+              return;
+            }
+            case 'too_large':
+            case 'busy':
+              // Stop the sender from streaming the rest: answer, then close the connection.
+              response.shouldKeepAlive = false;
+              response.once('finish', () => request.destroy());
+              write(refusedBody(webhooks, read.kind));
+              return;
+            case 'consumed':
+              write(webhooks.reject(new RawBodyUnavailableError(consumedFix)));
+              return;
+            case 'aborted':
+              // The client went away mid-body: nobody to answer, and nothing for the host app to report
+              // (Express's final handler would print a stack trace for every client that hung up).
+              resolve();
+              return;
+          }
+        } catch (cause) {
+          fail(cause);
+        }
+      });
+    });
 }
 
 /**
  * The core's headers plus the body's length, per answer. The core shares its answers, so this is
- * computed once per answer rather than per delivery; the WeakMap lets one-off answers go.
+ * computed once per answer rather than per delivery; the WeakMap lets one-off answers go, and the last
+ * answer is checked first, as a run of deliveries mostly gets the same one.
  */
 const withLength = new WeakMap<WebhookResponse, Readonly<Record<string, string>>>();
+let lastAnswer: WebhookResponse | undefined;
+let lastHeaders: Readonly<Record<string, string>> = {};
 
 /**
  * Write the core's answer, framed by its length. `writeHead` fixes the head before `end` sees the body,
@@ -61,10 +84,22 @@ const withLength = new WeakMap<WebhookResponse, Readonly<Record<string, string>>
  * does (measured: about a tenth less CPU per request on a bare node:http server).
  */
 export function writeNodeResponse(response: ServerResponse, result: WebhookResponse): void {
-  let headers = withLength.get(result);
+  let headers = result === lastAnswer ? lastHeaders : withLength.get(result);
   if (headers === undefined) {
     headers = { ...result.headers, 'content-length': String(Buffer.byteLength(result.body)) };
     withLength.set(result, headers);
   }
-  response.writeHead(result.status, headers).end(result.body);
+  lastAnswer = result;
+  lastHeaders = headers;
+  response.writeHead(result.status, headers);
+  // `end(body)` hands the socket two chunks, the head with the body and an empty one that carries the
+  // finish callback, so Node flushes them with writev: measured on a bare node:http server, about 4 us
+  // more CPU per answer than the one write a body-less answer gets. `write` corks the socket until the
+  // next tick; undoing that one cork (and only it) flushes head and body as one write, after which `end`
+  // has nothing left to send.
+  const socket = response.socket;
+  const corked = socket?.writableCorked;
+  response.write(result.body);
+  if (corked === 0 && socket?.writableCorked === 1) socket.uncork();
+  response.end();
 }
