@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Webhooks } from 'service-webhooks';
+import type { Webhooks } from 'service-webhooks/core';
 import { createNodeListener } from './internal/node-listener.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { WebhookResponse, Webhooks } from 'service-webhooks';
+import type { WebhookResponse, Webhooks } from 'service-webhooks/core';
 import { type ReadDone, readNodeStream, type StreamBody } from './internal/read-node-body.js';
 import { refusedBody } from './internal/refused-body.js';
 

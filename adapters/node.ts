@@ -1,4 +1,4 @@
-import type { Webhooks } from 'service-webhooks';
+import type { Webhooks } from 'service-webhooks/core';
 import { createNodeListener, type NodeListener } from './internal/node-listener.js';
 
 /** A `(req, res)` listener that also works as Connect-style middleware. */

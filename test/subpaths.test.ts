@@ -66,21 +66,11 @@ describe('one list of the public subpaths (subpaths.mjs)', () => {
  * bundled or not. Type-only imports are erased and do not count.
  */
 describe('the root is the only importer of MemoryStore', () => {
-  // The node, Express, Fastify, web and Next.js adapters' shared code still imports a few error classes
-  // through the root's file: bundlers skip it (the package has no side effects), an unbundled
-  // application loads it. Switching one is one line, and then its name comes off this list.
-  const NOT_YET = [
-    'adapters/internal/answer-web-request.ts',
-    'adapters/internal/node-listener.ts',
-    'adapters/internal/refused-body.ts',
-  ];
   const sources = (folder: string): string[] =>
     readdirSync(repoPath(folder), { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.ts'))
       .map((file) => `${folder}/${file}`);
-  const files = [...sources('adapters'), ...sources('src')].filter(
-    (file) => !NOT_YET.includes(file) && file !== 'src/index.ts',
-  );
+  const files = [...sources('adapters'), ...sources('src')].filter((file) => file !== 'src/index.ts');
   const rootImport = /^(?:import|export)\s+(?!type\s)[^;]*?from\s+'service-webhooks';/ms;
 
   test('no other source imports the root by name (value imports)', () => {

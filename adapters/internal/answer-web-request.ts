@@ -1,4 +1,4 @@
-import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks';
+import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
 import { readWebBody } from './read-web-body.js';
 import { refusedBody } from './refused-body.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks';
+import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
 import { readNodeBody } from './read-node-body.js';
 import { refusedBody } from './refused-body.js';
 

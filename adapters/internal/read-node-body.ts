@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { BodyBudget } from 'service-webhooks';
+import type { BodyBudget } from 'service-webhooks/core';
 
 /** What reading a Node body stream found. */
 export type StreamBody =

@@ -1,4 +1,4 @@
-import type { BodyBudget } from 'service-webhooks';
+import type { BodyBudget } from 'service-webhooks/core';
 
 /** What reading a Fetch `Request` body found (`busy`: a chunk did not fit in the receiver's budget). */
 export type WebBody =

@@ -3,7 +3,7 @@ import {
   ReceiverBusyError,
   type WebhookResponse,
   type Webhooks,
-} from 'service-webhooks';
+} from 'service-webhooks/core';
 
 /**
  * The answer to a body the readers stopped reading: over `maxBodyBytes` is 413 `payload_too_large`,
