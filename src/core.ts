@@ -63,6 +63,12 @@ export {
   verifySignature,
   verifySignatureWeb,
 } from './signature.js';
+/**
+ * @internal The shape of the synchronous calls the root's `MemoryStore` offers the core (see
+ * `SYNCHRONOUS_CALLS` in synchronous-calls-key.ts). Not part of the public API; it may change in any
+ * release.
+ */
+export type { SynchronousCalls } from './synchronous-store.js';
 export type {
   AnyWebhookEvent,
   BackgroundErrorListener,

@@ -8,9 +8,10 @@ import {
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
+  type SynchronousCalls,
 } from 'service-webhooks/core';
 import { LeaseTable } from './lease-table.js';
-import { SYNCHRONOUS_CALLS, type SynchronousCalls } from './synchronous-store.js';
+import { SYNCHRONOUS_CALLS } from './synchronous-calls-key.js';
 
 /**
  * Options of {@link MemoryStore}.

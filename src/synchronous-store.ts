@@ -1,3 +1,4 @@
+import { SYNCHRONOUS_CALLS } from './synchronous-calls-key.js';
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from './types.js';
 
 /**
@@ -11,14 +12,7 @@ export interface SynchronousCalls {
   renew(key: string, token: string, leaseMs: number): RenewResult;
 }
 
-/**
- * The method by which a store offers {@link SynchronousCalls}. It answers `undefined` when the offer
- * does not hold (a subclass or a test spy replaced a method), and is asked once, when a receiver is
- * created. Internal to the package: stores of users keep the promise contract. A registered symbol, so
- * that the root's `MemoryStore`, built into another file than the core (`service-webhooks/core`),
- * offers its calls under the same key without the core exporting it.
- */
-export const SYNCHRONOUS_CALLS: unique symbol = Symbol.for('service-webhooks.synchronousCalls');
+export { SYNCHRONOUS_CALLS };
 
 interface OffersSynchronousCalls {
   [SYNCHRONOUS_CALLS]?: () => SynchronousCalls | undefined;
