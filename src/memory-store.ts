@@ -56,21 +56,7 @@ export interface MemoryStoreOptions {
  * ```
  */
 export class MemoryStore implements IdempotencyStore {
-  // Two structures so that in-progress claims can never be evicted by the completed records' bound.
-  readonly #leases = new LeaseTable();
-  /**
-   * Handled event ids and when each stops counting (the clock's milliseconds, rounded up). The expiry
-   * is the value rather than a TTL given to lru-cache: its TTL bookkeeping (two typed arrays sized for
-   * `max`, a stale check and two array writes per call) cost a third of a delivery's deduplication in
-   * the benchmark, and an expiry compared at lookup needs none of it.
-   */
-  readonly #completed: LRUCache<string, number>;
-  readonly #maxInProgress: number;
-  readonly #now: () => number;
-  // Passed on every call: without one, lru-cache allocates an options object per call. Every id
-  // weighs 1 against `maxSize` (see the constructor).
-  readonly #peekOptions: LRUCache.PeekOptions<string, number, unknown> = {};
-  readonly #setOptions: LRUCache.SetOptions<string, number, unknown> = { size: 1 };
+  readonly #records: MemoryRecords;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxEvents = options.maxEvents ?? 100_000;
@@ -88,32 +74,23 @@ export class MemoryStore implements IdempotencyStore {
     if (options.now !== undefined && typeof options.now !== 'function') {
       throw new ConfigurationError('MemoryStore `now` must be a function returning milliseconds.');
     }
-    const now = options.now ?? (() => performance.now());
-    this.#now = now;
-    this.#maxInProgress = maxInProgress;
-    // Only `set` adds recency (`peek` does not), so the bound forgets the oldest handled ids first.
-    // The bound is `maxSize` with every id weighing 1, not `max`: for `max`, lru-cache allocates its
-    // index arrays for that many entries up front (about 2.7 MiB and 12-16 ms for 100 000, half of a
-    // Lambda cold start), while under `maxSize` alone they are ordinary arrays that grow with use.
-    // Eviction is the same (least recently set first, one out per one in once full) and nothing is
-    // ever copied into a bigger cache, so no delivery pauses while the store grows.
-    this.#completed = new LRUCache<string, number>({ maxSize: maxEvents });
+    this.#records = new MemoryRecords(maxEvents, maxInProgress, options.now ?? performanceNow);
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#calls.claim(key, token, leaseMs);
+    return this.#records.claim(key, token, leaseMs);
   }
 
   async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    return this.#calls.complete(key, token, ttlMs);
+    return this.#records.complete(key, token, ttlMs);
   }
 
   async release(key: string, token: string): Promise<void> {
-    this.#calls.release(key, token);
+    this.#records.release(key, token);
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
-    return this.#calls.renew(key, token, leaseMs);
+    return this.#records.renew(key, token, leaseMs);
   }
 
   /**
@@ -127,55 +104,106 @@ export class MemoryStore implements IdempotencyStore {
       this.complete === own.complete &&
       this.release === own.release &&
       this.renew === own.renew
-      ? this.#calls
+      ? this.#records
       : undefined;
   }
 
-  readonly #calls: SynchronousCalls = {
-    claim: (key, token, leaseMs) => {
-      const now = this.#now();
-      const lease = this.#leases.get(key);
-      if (lease) {
-        if (lease.expiresAt > now) return 'in_progress';
-        this.#leases.delete(key);
-      }
-      if (this.#completedLive(key, now)) return 'completed';
+  /** How many event ids are remembered as handled (expired ones may still count until touched). */
+  get size(): number {
+    return this.#records.size;
+  }
+}
+
+/** The default clock: one function for every store, so compiled code that calls it outlives a store. */
+const performanceNow = (): number => performance.now();
+
+/**
+ * What a {@link MemoryStore} remembers, and its calls answered synchronously. Its calls are methods of
+ * one class rather than closures made per store: V8 ties optimized code to the functions it calls, so a
+ * receiver's compiled delivery path built around one store's closures was thrown away with that store,
+ * and recompiled for the next (a third of the core's cost in a harness that makes a receiver per
+ * segment, and the first deliveries of every receiver made later in a process).
+ */
+class MemoryRecords implements SynchronousCalls {
+  // Two structures so that in-progress claims can never be evicted by the completed records' bound.
+  readonly #leases = new LeaseTable();
+  /**
+   * Handled event ids and when each stops counting (the clock's milliseconds, rounded up). The expiry
+   * is the value rather than a TTL given to lru-cache: its TTL bookkeeping (two typed arrays sized for
+   * `max`, a stale check and two array writes per call) cost a third of a delivery's deduplication in
+   * the benchmark, and an expiry compared at lookup needs none of it.
+   */
+  readonly #completed: LRUCache<string, number>;
+  readonly #maxInProgress: number;
+  readonly #now: () => number;
+  // Passed on every call: without one, lru-cache allocates an options object per call. Every id
+  // weighs 1 against `maxSize` (see the constructor).
+  readonly #peekOptions: LRUCache.PeekOptions<string, number, unknown> = {};
+  readonly #setOptions: LRUCache.SetOptions<string, number, unknown> = { size: 1 };
+
+  constructor(maxEvents: number, maxInProgress: number, now: () => number) {
+    this.#now = now;
+    this.#maxInProgress = maxInProgress;
+    // Only `set` adds recency (`peek` does not), so the bound forgets the oldest handled ids first.
+    // The bound is `maxSize` with every id weighing 1, not `max`: for `max`, lru-cache allocates its
+    // index arrays for that many entries up front (about 2.7 MiB and 12-16 ms for 100 000, half of a
+    // Lambda cold start), while under `maxSize` alone they are ordinary arrays that grow with use.
+    // Eviction is the same (least recently set first, one out per one in once full) and nothing is
+    // ever copied into a bigger cache, so no delivery pauses while the store grows.
+    this.#completed = new LRUCache<string, number>({ maxSize: maxEvents });
+  }
+
+  claim(key: string, token: string, leaseMs: number): ClaimResult {
+    const now = this.#now();
+    const lease = this.#leases.get(key);
+    if (lease) {
+      if (lease.expiresAt > now) return 'in_progress';
+      this.#leases.delete(key);
+    }
+    if (this.#completedLive(key, now)) return 'completed';
+    this.#makeRoom(now);
+    this.#leases.set(key, token, now + leaseMs);
+    return 'claimed';
+  }
+
+  complete(key: string, token: string, ttlMs: number): CompleteResult {
+    const now = this.#now();
+    const lease = this.#leases.get(key);
+    // A lease and a live completion never coexist (a lease is only written where no completion is
+    // live, and completing drops the lease), so a lease found spares the completion lookup.
+    if (lease) {
+      if (lease.token !== token && lease.expiresAt > now) return 'lost';
+      this.#leases.delete(key);
+    } else if (this.#completedLive(key, now)) {
+      return 'lost';
+    }
+    // Whole milliseconds stay small integers, which V8 stores without a heap number per key.
+    this.#completed.set(key, Math.ceil(now + ttlMs), this.#setOptions);
+    return 'completed';
+  }
+
+  release(key: string, token: string): void {
+    if (this.#leases.get(key)?.token === token) this.#leases.delete(key);
+  }
+
+  renew(key: string, token: string, leaseMs: number): RenewResult {
+    const now = this.#now();
+    const lease = this.#leases.get(key);
+    if (lease) {
+      if (lease.token !== token && lease.expiresAt > now) return 'lost';
+    } else {
+      if (this.#completedLive(key, now)) return 'lost';
+      // Taking an absent key back adds a lease, so it counts against the bound as a claim does.
       this.#makeRoom(now);
-      this.#leases.set(key, { token, expiresAt: now + leaseMs });
-      return 'claimed';
-    },
-    complete: (key, token, ttlMs) => {
-      const now = this.#now();
-      const lease = this.#leases.get(key);
-      // A lease and a live completion never coexist (a lease is only written where no completion is
-      // live, and completing drops the lease), so a lease found spares the completion lookup.
-      if (lease) {
-        if (lease.token !== token && lease.expiresAt > now) return 'lost';
-        this.#leases.delete(key);
-      } else if (this.#completedLive(key, now)) {
-        return 'lost';
-      }
-      // Whole milliseconds stay small integers, which V8 stores without a heap number per key.
-      this.#completed.set(key, Math.ceil(now + ttlMs), this.#setOptions);
-      return 'completed';
-    },
-    release: (key, token) => {
-      if (this.#leases.get(key)?.token === token) this.#leases.delete(key);
-    },
-    renew: (key, token, leaseMs) => {
-      const now = this.#now();
-      const lease = this.#leases.get(key);
-      if (lease) {
-        if (lease.token !== token && lease.expiresAt > now) return 'lost';
-      } else {
-        if (this.#completedLive(key, now)) return 'lost';
-        // Taking an absent key back adds a lease, so it counts against the bound as a claim does.
-        this.#makeRoom(now);
-      }
-      this.#leases.set(key, { token, expiresAt: now + leaseMs });
-      return 'renewed';
-    },
-  };
+    }
+    this.#leases.set(key, token, now + leaseMs);
+    return 'renewed';
+  }
+
+  /** How many event ids are remembered as handled (expired ones may still count until touched). */
+  get size(): number {
+    return this.#completed.size;
+  }
 
   /** Whether `key` is recorded as handled and its TTL has not ended (its last millisecond counts). */
   #completedLive(key: string, now: number): boolean {
@@ -192,10 +220,5 @@ export class MemoryStore implements IdempotencyStore {
         `MemoryStore holds ${this.#maxInProgress} events in progress (maxInProgress); refusing more until some finish.`,
       );
     }
-  }
-
-  /** How many event ids are remembered as handled (expired ones may still count until touched). */
-  get size(): number {
-    return this.#completed.size;
   }
 }
