@@ -115,6 +115,8 @@ function engine(setup: Setup) {
   const answers: Answer[] = [];
   const inboxRun = setup.inboxRun ?? false;
   const kind: RunKind<Answer> = {
+    engine: exactlyOnce,
+    owner: {},
     work: setup.work,
     finish: (one, ending) => {
       const answer = { code: ending.code, late: one.late, error: ending.error };
@@ -206,6 +208,8 @@ describe('claim, work, record', () => {
     });
     const exactlyOnce = new ExactlyOnce(LEASE_SECONDS, 'reject', observers);
     const kind: RunKind<string> = {
+      engine: exactlyOnce,
+      owner: {},
       work: (one, settle) => settle(one, { kind: 'succeeded' }),
       finish: (one, ending) => `${ending.code}${one.late ? ' late' : ''}`,
       success: HANDLED,
@@ -361,7 +365,8 @@ function synchronousStore(overrides: Partial<SynchronousCalls>): IdempotencyStor
   const calls: string[] = [];
   const own = memory[SYNCHRONOUS_CALLS]()!;
   const recorded = <Name extends keyof SynchronousCalls>(name: Name): SynchronousCalls[Name] => {
-    const call = (overrides[name] ?? own[name]) as (...args: unknown[]) => unknown;
+    // The memory store's calls are methods: bound to it when not overridden.
+    const call = (overrides[name] ?? own[name].bind(own)) as (...args: unknown[]) => unknown;
     return ((key: string, ...rest: unknown[]) => {
       calls.push(`${name} ${key}`);
       return call(key, ...rest);
@@ -394,6 +399,8 @@ describe('a store that answers synchronously and throws', () => {
     });
     const exactlyOnce = new ExactlyOnce(LEASE_SECONDS, 'reject', observers);
     const kind: RunKind<string> = {
+      engine: exactlyOnce,
+      owner: {},
       work: (one, settle) => settle(one, { kind: 'succeeded' }),
       finish: (_run, ending) => ending.code,
       success: HANDLED,
