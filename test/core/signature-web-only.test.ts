@@ -17,7 +17,8 @@ afterEach(() => {
 
 describe('without node:crypto', () => {
   test('the verifier is the Web Crypto one: asynchronous, with the same answers', async () => {
-    const verify = createVerifier(['whsec_new', SECRET]);
+    const verifier = createVerifier(['whsec_new', SECRET]);
+    const verify = verifier.check.bind(verifier);
     const answer = verify(BODY, VECTOR);
     expect(answer).toBeInstanceOf(Promise);
     expect(await answer).toEqual({ ok: true, secretIndex: 1 });
@@ -29,7 +30,8 @@ describe('without node:crypto', () => {
 
   test('its keys are imported once, on first use', async () => {
     const importKey = vi.spyOn(crypto.subtle, 'importKey');
-    const verify = createVerifier(['whsec_new', SECRET]);
+    const verifier = createVerifier(['whsec_new', SECRET]);
+    const verify = verifier.check.bind(verifier);
     expect(importKey).not.toHaveBeenCalled();
     await verify(BODY, VECTOR);
     await verify(BODY, VECTOR);
