@@ -42,6 +42,9 @@ export type Finish<A> = (run: Run<A>, ending: Ending) => A;
  * writes, a worker's runs. Kept apart from the run so that a run, made per delivery, stays small.
  */
 export interface RunKind<A> {
+  /** The engine that runs them, and the receiver whose runs they are (see {@link ExactlyOnce}). */
+  readonly engine: ExactlyOnce;
+  readonly owner: object;
   readonly work: Work<A>;
   readonly finish: Finish<A>;
   /** What a success answers: `handled`, or `queued` at an inbox's door. */
@@ -140,8 +143,12 @@ export class Run<A> {
  * once. Work that outlives its answer keeps the claim, renewed every third of a lease, until it
  * settles or the sender can no longer retry.
  *
- * Each step continues with {@link chain} and a method bound once here, so a run whose store answers
- * synchronously (the memory store) allocates no closure and no promise between its steps. The scoped
+ * Each step continues with {@link chain} and a static function that finds its engine through the run's
+ * kind, so a run whose store answers synchronously (the memory store) allocates no closure and no
+ * promise between its steps. Static, not bound per receiver: V8 ties the optimized code of the
+ * delivery path to the functions it calls, so functions made per receiver took that code with them
+ * when their receiver went, and every receiver made later compiled it again (the `work` and `finish`
+ * of a kind are shared by every receiver for the same reason, and find theirs as the kind's `owner`). The scoped
  * store turns a store's synchronous throw into a rejection, so every step is one `chain`.
  */
 export class ExactlyOnce {
@@ -167,48 +174,52 @@ export class ExactlyOnce {
       : store.keyFor(run.eventId);
     if (key === undefined) {
       // The scope is still being derived (Web Crypto, first deliveries only).
-      return chain(store.prefixes, run, this.#runAgain, this.#claimFailed);
+      return chain(store.prefixes, run, ExactlyOnce.#runAgain, ExactlyOnce.#claimFailed);
     }
     run.key = key;
     return chain(
       store.claim(key, run.token, this.#leaseMs, run.rememberMs),
       run,
-      this.#claimed,
-      this.#claimFailed,
+      ExactlyOnce.#claimed,
+      ExactlyOnce.#claimFailed,
     );
   }
 
-  readonly #runAgain = <A>(run: Run<A>): Eventual<A> => this.run(run);
+  static readonly #runAgain = <A>(run: Run<A>): Eventual<A> => run.kind.engine.run(run);
 
   /** Step 5's answer: do the work when the claim is ours, else answer why not. */
-  readonly #claimed = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
+  static readonly #claimed = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
+    const engine = run.kind.engine;
     if (state === 'claimed') {
       // A worker's budget (minutes) is longer than a lease: its claim is renewed from the start, so
       // a redelivery of the job meanwhile finds the event in progress. A request's budget is shorter
       // than the lease, so only its late work needs renewing.
-      if (run.kind.inboxRun) this.#renewFromStart(run);
-      return run.kind.work(run, this.#settle);
+      if (run.kind.inboxRun) engine.#renewFromStart(run);
+      return run.kind.work(run, ExactlyOnce.#settle);
     }
     if (state === 'completed') return run.kind.finish(run, DUPLICATE);
     if (state === 'in_progress')
-      return run.kind.finish(run, failedWith(new EventInProgressError(this.#leaseSeconds)));
-    return this.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
+      return run.kind.finish(run, failedWith(new EventInProgressError(engine.#leaseSeconds)));
+    return ExactlyOnce.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
   };
 
-  readonly #claimFailed = <A>(run: Run<A>, cause: unknown): Eventual<A> => {
+  static readonly #claimFailed = <A>(run: Run<A>, cause: unknown): Eventual<A> => {
+    const engine = run.kind.engine;
     // A claim that timed out may still be carried out later (Redis runs what it was sent); release it
     // now, unawaited, so that it does not hold the event until its lease ends.
     if (run.key !== undefined) ignoreFailure(run.store.release(run.key, run.token));
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
-    this.#observers.report(error, run.event);
-    if (!this.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error));
+    engine.#observers.report(error, run.event);
+    if (!engine.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error));
     run.claimed = false;
-    return run.kind.work(run, this.#settle);
+    return run.kind.work(run, ExactlyOnce.#settle);
   };
 
   /** Step 6's outcome: record it, or, when the work ran out of time, answer now and record it later. */
-  readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> =>
-    outcome.kind === 'timed_out' ? this.#answerEarly(run, outcome) : this.#record(run, outcome);
+  static readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> => {
+    const engine = run.kind.engine;
+    return outcome.kind === 'timed_out' ? engine.#answerEarly(run, outcome) : engine.#record(run, outcome);
+  };
 
   /** Step 7: complete the claim after a success, release it after a failure; then answer. */
   #record<A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> {
@@ -218,19 +229,21 @@ export class ExactlyOnce {
     return chain(
       run.store.complete(run.key!, run.token, run.rememberMs),
       run,
-      this.#completed,
-      this.#notCompleted,
+      ExactlyOnce.#completed,
+      ExactlyOnce.#notCompleted,
     );
   }
 
-  readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
-    if (result === 'lost') this.#leaseLost(run);
+  static readonly #completed = <A>(run: Run<A>, result: CompleteResult): A => {
+    const engine = run.kind.engine;
+    if (result === 'lost') engine.#leaseLost(run);
     return run.kind.finish(run, run.kind.success);
   };
 
-  readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => {
+  static readonly #notCompleted = <A>(run: Run<A>, cause: unknown): A => {
+    const engine = run.kind.engine;
     // The work is done: acknowledging is right; the failure to remember it is reported.
-    this.#observers.report(
+    engine.#observers.report(
       new StoreUnavailableError('The store failed to record the event as handled.', { cause }),
       run.event,
     );
