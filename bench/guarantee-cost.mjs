@@ -102,8 +102,8 @@ function variantDir(index, replacements) {
  */
 const STEADY_STATE = [
   'the harness, each receiver kept alive (as a server keeps its one receiver)',
-  "  const w = createWebhooks({ secret: SECRET });\n",
-  "  const w = createWebhooks({ secret: SECRET });\n  (globalThis.keptReceivers ??= []).push(w);\n",
+  '  const w = createWebhooks({ secret: SECRET });\n',
+  '  const w = createWebhooks({ secret: SECRET });\n  (globalThis.keptReceivers ??= []).push(w);\n',
 ];
 
 function harnessCopy(from, to) {
