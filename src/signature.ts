@@ -59,7 +59,8 @@ function hexValue(code: number): number {
   return code < 128 ? HEX_VALUES[code]! : -1;
 }
 
-function toHex(bytes: Uint8Array): string {
+/** Lowercase hex of bytes: the Web Crypto paths' digests (node:crypto gives hex itself). */
+export function toHex(bytes: Uint8Array): string {
   let hex = '';
   for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
   return hex;
@@ -123,16 +124,12 @@ function createNodeVerifier(secrets: readonly string[], crypto: NonNullable<type
     for (let i = 0; i < keys.length; i++) {
       const hmac = crypto.createHmac('sha256', keys[i]!);
       const digest = (
-        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))
+        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))
       ).digest();
       if (crypto.timingSafeEqual(digest, expected) && found < 0) found = i;
     }
     return found < 0 ? INVALID : matched(found);
   };
-}
-
-function toView(body: Uint8Array | ArrayBuffer): Uint8Array {
-  return body instanceof Uint8Array ? body : new Uint8Array(body);
 }
 
 function createWebVerifier(secrets: readonly string[]): Verifier {
@@ -159,14 +156,10 @@ function createWebVerifier(secrets: readonly string[]): Verifier {
   };
 }
 
-function importKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
+/** An HMAC-SHA256 key for Web Crypto; the dedup scope's fingerprint uses it too. */
+export function importKey(secret: string): Promise<CryptoKey> {
+  const raw = toBytes(secret) as Uint8Array<ArrayBuffer>;
+  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
 /**
@@ -228,7 +221,7 @@ export function signPayload(body: RawBody, secret: string): string {
   const crypto = requireNodeCrypto('signPayload');
   const hmac = crypto.createHmac('sha256', secretList(secret)[0]!);
   return (
-    PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))).digest('hex')
+    PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))).digest('hex')
   );
 }
 
