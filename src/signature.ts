@@ -111,18 +111,27 @@ export function createVerifier(secrets: readonly string[]): Verifier {
   return nodeCrypto ? createNodeVerifier(secrets, nodeCrypto) : createWebVerifier(secrets);
 }
 
+type NodeKey = string | ReturnType<NonNullable<typeof nodeCrypto>['createSecretKey']>;
+
 function createNodeVerifier(secrets: readonly string[], crypto: NonNullable<typeof nodeCrypto>): Verifier {
-  const keys = secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+  // Key objects save converting the secret on every delivery, but the first one made in a process costs
+  // more than that conversion (node:crypto's key code loads): a cold start's first delivery, and a
+  // one-shot verifySignature, key their HMACs with the secret strings (the same keys, as UTF-8), and
+  // the key objects are made at the second verification.
+  let keys: readonly NodeKey[] | undefined;
+  let verified = 0;
   // Reused by every call: this verifier decodes, compares and is done within one synchronous call.
   const digestBytes = new Uint8Array(32);
   return (body, header) => {
     if (header === undefined) return MISSING;
     const expected = parseSignatureHeader(header, digestBytes);
     if (!expected) return INVALID;
+    keys ??= verified++ === 0 ? undefined : secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+    const using = keys ?? secrets;
     // Every secret is tried, so the time taken does not reveal which one matched.
     let found = -1;
-    for (let i = 0; i < keys.length; i++) {
-      const hmac = crypto.createHmac('sha256', keys[i]!);
+    for (let i = 0; i < using.length; i++) {
+      const hmac = crypto.createHmac('sha256', using[i]!);
       const digest = (
         typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))
       ).digest();
