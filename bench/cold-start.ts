@@ -16,7 +16,7 @@
  * Run alone (on the dist already built): `npx tsx --tsconfig bench/tsconfig.json bench/cold-start.ts`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -69,12 +69,16 @@ const VARIANT_SOURCES: Record<ColdStartVariant, { entry: string; dist?: string }
   'before-store': { entry: 'ours-store', ...(BEFORE ? { dist: BEFORE } : {}) },
 };
 
-/** Our package names mapped onto an earlier build's files (which had no `core` subpath: the root then). */
+/**
+ * Our package names mapped onto an earlier build's files. Builds before the `core` subpath take it from
+ * the root; builds that have one must keep it, since their root imports it by name (aliased to the root,
+ * the root would import itself and miss every export).
+ */
 function aliasesFor(dist: string | undefined): Record<string, string> | undefined {
   if (dist === undefined) return undefined;
   const file = (name: string) => `${dist.replace(/\/$/, '')}/dist/${name}.js`;
   return {
-    'service-webhooks/core': file('index'),
+    'service-webhooks/core': existsSync(file('core')) ? file('core') : file('index'),
     'service-webhooks/lambda': file('lambda'),
     'service-webhooks': file('index'),
   };

@@ -1,4 +1,6 @@
 import { nodeCrypto } from './node-builtins.js';
+import { toBytes } from './raw-body.js';
+import { importKey, toHex } from './signature.js';
 import type { IdempotencyStore } from './types.js';
 
 /**
@@ -45,18 +47,12 @@ function toPrefix(hexDigest: string): string {
 }
 
 async function webFingerprint(secret: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const key = await crypto.subtle.importKey(
-    'raw',
-    encoder.encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
+  const key = await importKey(secret);
+  return toHex(
+    new Uint8Array(
+      await crypto.subtle.sign('HMAC', key, toBytes(FINGERPRINT_LABEL) as Uint8Array<ArrayBuffer>),
+    ),
   );
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(FINGERPRINT_LABEL)));
-  let hex = '';
-  for (const byte of mac) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }
 
 /** The scopes each store instance serves in this process, to spot two receivers sharing one by accident. */
@@ -81,11 +77,10 @@ export function noteSharedScope(
   }
   const shared = prefixes.some((prefix) => scopes.has(prefix));
   for (const prefix of prefixes) scopes.add(prefix);
-  if (shared) {
-    console.warn(
-      namespace === ''
-        ? "[service-webhooks] Two receivers share one store with namespace '' (unscoped keys): if they serve different webhook registrations, each will drop the other's events as duplicates. Give each registration's receiver its own `namespace`."
-        : "[service-webhooks] Two receivers share one store and one secret: if they serve different webhook registrations, each will drop the other's events as duplicates. Give each registration's receiver its own `namespace` (or its own secret).",
-    );
-  }
+  if (!shared) return;
+  // The two warnings differ only in what the receivers share and in the way out.
+  const unscoped = namespace === '';
+  console.warn(
+    `[service-webhooks] Two receivers share one store ${unscoped ? "with namespace '' (unscoped keys)" : 'and one secret'}: if they serve different webhook registrations, each will drop the other's events as duplicates. Give each registration's receiver its own \`namespace\`${unscoped ? '.' : ' (or its own secret).'}`,
+  );
 }

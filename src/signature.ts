@@ -60,7 +60,8 @@ function hexValue(code: number): number {
   return code < 128 ? HEX_VALUES[code]! : -1;
 }
 
-function toHex(bytes: Uint8Array): string {
+/** Lowercase hex of bytes: the Web Crypto paths' digests (node:crypto gives hex itself). */
+export function toHex(bytes: Uint8Array): string {
   let hex = '';
   for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
   return hex;
@@ -116,14 +117,20 @@ export function createVerifier(secrets: readonly string[]): Verifier {
  * compiled again for the next one.
  */
 class NodeVerifier implements Verifier {
-  readonly #keys: readonly KeyObject[];
+  readonly #secrets: readonly string[];
   readonly #crypto: NonNullable<typeof nodeCrypto>;
+  // Key objects save converting the secret on every delivery, but the first one made in a process costs
+  // more than that conversion (node:crypto's key code loads): a cold start's first delivery, and a
+  // one-shot verifySignature, key their HMACs with the secret strings (the same keys, as UTF-8), and
+  // the key objects are made at the second verification.
+  #keys: readonly KeyObject[] | undefined;
+  #verified = 0;
   // Reused by every call: this verifier decodes, compares and is done within one synchronous call.
   readonly #digestBytes = new Uint8Array(32);
 
   constructor(secrets: readonly string[], crypto: NonNullable<typeof nodeCrypto>) {
     this.#crypto = crypto;
-    this.#keys = secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+    this.#secrets = secrets;
   }
 
   check(body: RawBody, header: string | undefined): SignatureCheck {
@@ -131,22 +138,22 @@ class NodeVerifier implements Verifier {
     const expected = parseSignatureHeader(header, this.#digestBytes);
     if (!expected) return INVALID;
     const crypto = this.#crypto;
-    const keys = this.#keys;
+    this.#keys ??=
+      this.#verified++ === 0
+        ? undefined
+        : this.#secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
+    const using = this.#keys ?? this.#secrets;
     // Every secret is tried, so the time taken does not reveal which one matched.
     let found = -1;
-    for (let i = 0; i < keys.length; i++) {
-      const hmac = crypto.createHmac('sha256', keys[i]!);
+    for (let i = 0; i < using.length; i++) {
+      const hmac = crypto.createHmac('sha256', using[i]!);
       const digest = (
-        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))
+        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))
       ).digest();
       if (crypto.timingSafeEqual(digest, expected) && found < 0) found = i;
     }
     return found < 0 ? INVALID : matched(found);
   }
-}
-
-function toView(body: Uint8Array | ArrayBuffer): Uint8Array {
-  return body instanceof Uint8Array ? body : new Uint8Array(body);
 }
 
 function createWebVerifier(secrets: readonly string[]): Verifier {
@@ -174,14 +181,10 @@ function createWebVerifier(secrets: readonly string[]): Verifier {
   return { check };
 }
 
-function importKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
+/** An HMAC-SHA256 key for Web Crypto; the dedup scope's fingerprint uses it too. */
+export function importKey(secret: string): Promise<CryptoKey> {
+  const raw = toBytes(secret) as Uint8Array<ArrayBuffer>;
+  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
 /**
@@ -243,7 +246,7 @@ export function signPayload(body: RawBody, secret: string): string {
   const crypto = requireNodeCrypto('signPayload');
   const hmac = crypto.createHmac('sha256', secretList(secret)[0]!);
   return (
-    PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toView(body))).digest('hex')
+    PREFIX + (typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))).digest('hex')
   );
 }
 

@@ -129,15 +129,18 @@ function engine(setup: Setup) {
   const inner = setup.store ?? new SpyStore();
   const store = new ScopedStore(inner, setup.prefixes ?? ['p:'], new TimeoutQueue(STORE_TIMEOUT_MS));
   const event = anEvent();
-  const run = (options: { timeoutMs?: number; replayId?: string; from?: WebhookEvent } = {}) => {
+  type RunOptions = { timeoutMs?: number; replayId?: string; from?: WebhookEvent };
+  /** The engine's answer as it gives it: a value when every step answered synchronously. */
+  const runNow = (options: RunOptions = {}) => {
     const worker =
       options.replayId === undefined
         ? undefined
         : { attempt: 1, signal: undefined, replayId: options.replayId, detach: undefined };
     const one = new Run(kind, store, accepted(options.from ?? event), 0, [], options.timeoutMs ?? 0, worker);
-    return Promise.resolve(exactlyOnce.run(one));
+    return exactlyOnce.run(one);
   };
-  return { errors, answers, run, event, store: inner };
+  const run = (options: RunOptions = {}) => Promise.resolve(runNow(options));
+  return { errors, answers, run, runNow, event, store: inner };
 }
 
 const succeed: Work<Answer> = (run, settle) => settle(run, { kind: 'succeeded' });
@@ -201,24 +204,9 @@ describe('claim, work, record', () => {
   });
 
   test('the MemoryStore is called synchronously: the answer is there without waiting', () => {
-    const errors: WebhookError[] = [];
-    const observers = new Observers(undefined);
-    observers.listen((error) => {
-      errors.push(error);
-    });
-    const exactlyOnce = new ExactlyOnce(LEASE_SECONDS, 'reject', observers);
-    const kind: RunKind<string> = {
-      engine: exactlyOnce,
-      owner: {},
-      work: (one, settle) => settle(one, { kind: 'succeeded' }),
-      finish: (one, ending) => `${ending.code}${one.late ? ' late' : ''}`,
-      success: HANDLED,
-      inboxRun: false,
-    };
-    const store = new ScopedStore(new MemoryStore(), ['p:'], new TimeoutQueue(5_000));
-    const event = anEvent();
-    expect(exactlyOnce.run(new Run(kind, store, accepted(event), 0))).toBe('handled');
-    expect(exactlyOnce.run(new Run(kind, store, accepted(event), 0))).toBe('duplicate');
+    const { runNow, errors } = engine({ store: new MemoryStore(), work: succeed });
+    expect(runNow()).toEqual({ code: 'handled', late: false, error: undefined });
+    expect(runNow()).toEqual({ code: 'duplicate', late: false, error: undefined });
     expect(errors).toEqual([]);
   });
 
@@ -392,24 +380,19 @@ describe('a store that answers synchronously and throws', () => {
   test('a full MemoryStore refuses the claim at once: a store failure, answered without running the work', async () => {
     const full = new MemoryStore({ maxInProgress: 1 });
     await full.claim('p:evt_elsewhere', 'other', 60_000);
-    const errors: WebhookError[] = [];
-    const observers = new Observers(undefined);
-    observers.listen((error) => {
-      errors.push(error);
+    let worked = false;
+    const { runNow, errors } = engine({
+      store: full,
+      work: (run, settle) => {
+        worked = true;
+        return settle(run, { kind: 'succeeded' });
+      },
     });
-    const exactlyOnce = new ExactlyOnce(LEASE_SECONDS, 'reject', observers);
-    const kind: RunKind<string> = {
-      engine: exactlyOnce,
-      owner: {},
-      work: (one, settle) => settle(one, { kind: 'succeeded' }),
-      finish: (_run, ending) => ending.code,
-      success: HANDLED,
-      inboxRun: false,
-    };
-    const store = new ScopedStore(full, ['p:'], new TimeoutQueue(STORE_TIMEOUT_MS));
     // The scoped store answers the throw as a rejection, so the answer comes a microtask later.
-    const answer = await exactlyOnce.run(new Run(kind, store, accepted(anEvent()), 0));
-    expect(answer).toBe('store_unavailable');
+    const answer = runNow();
+    expect(answer).toBeInstanceOf(Promise);
+    expect((await answer).code).toBe('store_unavailable');
+    expect(worked).toBe(false);
     expect(codes(errors)).toEqual(['store_unavailable']);
     expect(causeMessage(errors[0])).toMatch(/maxInProgress/);
   });
