@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { WebhookResponse, Webhooks } from 'service-webhooks/core';
+import { answerNow, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
 import { type ReadDone, readNodeStream, type StreamBody } from './internal/read-node-body.js';
 import { refusedBody } from './internal/refused-body.js';
 
@@ -62,7 +62,9 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fasti
         switch (read.kind) {
           case 'body': {
             const { headers, method } = request;
-            return webhooks.handle({ body: read.body, headers, method }).then((sent) => answer(reply, sent));
+            // Returned as it is when the core answers at once, which Fastify sends without a promise.
+            const sent = answerNow(webhooks, { body: read.body, headers, method });
+            return sent instanceof Promise ? sent.then((late) => answer(reply, late)) : answer(reply, sent);
           }
           case 'too_large':
           case 'busy':

@@ -27,6 +27,7 @@
 import { createWebhooks as createReceiver } from './create-webhooks.js';
 import type { IdempotencyStore, Webhooks, WebhooksOptions } from './types.js';
 
+export { answerNow } from './answer-now.js';
 export type { BodyBudget } from './body-budget.js';
 export {
   ConfigurationError,

@@ -1,3 +1,4 @@
+import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
@@ -157,14 +158,20 @@ class WebhookReceiver implements Webhooks {
   }
 
   handle(input: HandleInput): Promise<WebhookResponse> {
+    const answer = this[ANSWER_NOW](input);
+    return answer instanceof Promise ? answer : Promise.resolve(answer);
+  }
+
+  /** `handle` without the promise when the answer is known at once; adapters use it (see `answerNow`). */
+  [ANSWER_NOW](input: HandleInput): Eventual<WebhookResponse> {
     // Nothing may reject: whatever an adapter passes, or a bug, the sender gets an answer of the table.
     let answer: Eventual<WebhookResponse>;
     try {
       answer = this.#handle(input);
     } catch (error) {
-      return Promise.resolve(this.#unexpected(error));
+      return this.#unexpected(error);
     }
-    return answer instanceof Promise ? answer.catch(this.#unexpected) : Promise.resolve(answer);
+    return answer instanceof Promise ? answer.catch(this.#unexpected) : answer;
   }
 
   reject(error: WebhookError): WebhookResponse {

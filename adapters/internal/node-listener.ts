@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
+import {
+  answerNow,
+  RawBodyUnavailableError,
+  type WebhookResponse,
+  type Webhooks,
+} from 'service-webhooks/core';
 import { readNodeBody } from './read-node-body.js';
 import { refusedBody } from './refused-body.js';
 
@@ -43,7 +48,10 @@ export function createNodeListener(webhooks: Webhooks, consumedFix: string): Nod
           switch (read.kind) {
             case 'body': {
               const method = request.method ?? 'POST';
-              webhooks.handle({ body: read.body, headers: request.headers, method }).then(write);
+              // Written in this tick when the core answers at once (the memory store, synchronous handlers).
+              const answer = answerNow(webhooks, { body: read.body, headers: request.headers, method });
+              if (answer instanceof Promise) answer.then(write);
+              else write(answer);
               return;
             }
             case 'too_large':
