@@ -13,6 +13,8 @@ import {
   type WebhookResponse,
   type Webhooks,
 } from 'service-webhooks/core';
+import { decodeBase64, decodedLength } from './internal/base64-body.js';
+import { type EventProcessor, processorFor } from './internal/lambda-event-source.js';
 
 /**
  * The events one handler accepts: API Gateway REST (v1) and HTTP API (v2), ALB. A Function URL event is
@@ -50,17 +52,6 @@ export type LambdaWebhookResult = APIGatewayProxyResult | APIGatewayProxyStructu
  */
 export const LAMBDA_SAFETY_MARGIN_MS = 500;
 
-const REASONS: Readonly<Record<number, string>> = {
-  200: 'OK',
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
 /**
  * One AWS Lambda handler for every HTTP event source: API Gateway REST APIs (payload v1) and HTTP APIs
  * (payload v1 or v2), Lambda Function URLs and Application Load Balancers (with or without multi-value
@@ -90,50 +81,6 @@ export function lambdaHandler(webhooks: Webhooks): LambdaWebhookHandler {
   return handler as LambdaWebhookHandler;
 }
 
-/** How one event source gives its request and takes its answer; {@link processorFor} picks it per event. */
-interface EventProcessor {
-  readonly method: string;
-  /** Names lower-cased; multi-value headers (REST APIs, ALB with the option on) joined as HTTP does. */
-  readonly headers: Record<string, string>;
-  result(response: WebhookResponse): LambdaWebhookResult;
-}
-
-/** Told once from the event's shape: ALB, payload 2.0 (HTTP APIs, Function URLs), else payload 1.0. */
-function processorFor(event: LambdaWebhookEvent): EventProcessor {
-  if ('elb' in event.requestContext) {
-    const alb = event as ALBEvent;
-    return {
-      method: alb.httpMethod,
-      headers: lowerCased(alb.headers, alb.multiValueHeaders),
-      result: (response) => {
-        const { statusCode, headers, ...rest } = restResult(response);
-        const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
-        // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
-        return alb.multiValueHeaders
-          ? { statusCode, statusDescription, multiValueHeaders: multiValued(response.headers), ...rest }
-          : { statusCode, statusDescription, headers, ...rest };
-      },
-    };
-  }
-  if ('version' in event && event.version === '2.0') {
-    return {
-      method: event.requestContext.http.method,
-      headers: lowerCased(event.headers, undefined),
-      result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
-    };
-  }
-  const rest = event as APIGatewayProxyEvent;
-  return {
-    method: rest.httpMethod,
-    headers: lowerCased(rest.headers, rest.multiValueHeaders),
-    result: restResult,
-  };
-}
-
-function restResult({ status: statusCode, headers, body }: WebhookResponse): APIGatewayProxyResult {
-  return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
-}
-
 async function answer(
   webhooks: Webhooks,
   event: LambdaWebhookEvent,
@@ -158,35 +105,4 @@ async function answer(
     method,
     ...(remaining === undefined ? {} : { handlerTimeoutMs: remaining - LAMBDA_SAFETY_MARGIN_MS }),
   });
-}
-
-type HeaderMap<V> = Readonly<Record<string, V | undefined>> | null | undefined;
-
-function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, values] of Object.entries(multi ?? {}))
-    if (values) headers[name.toLowerCase()] = values.join(', ');
-  for (const [name, value] of Object.entries(single ?? {})) {
-    // REST APIs send both maps; the single-value one holds only the last value, so the joined one wins.
-    if (value !== undefined && !(name.toLowerCase() in headers)) headers[name.toLowerCase()] = value;
-  }
-  return headers;
-}
-
-function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
-}
-
-/** The byte length base64 text decodes to (API Gateway and ALB never wrap lines). */
-function decodedLength(base64: string): number {
-  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
-  return Math.floor((base64.length * 3) / 4) - padding;
-}
-
-/** Base64 to bytes with Web APIs only: `atob` yields one char per byte, so no text decoding touches it. */
-function decodeBase64(base64: string): Uint8Array {
-  const binary = atob(base64);
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
-  return bytes;
 }

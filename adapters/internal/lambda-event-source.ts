@@ -1,0 +1,82 @@
+import type { ALBEvent, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { WebhookResponse } from 'service-webhooks/core';
+import type { LambdaWebhookEvent, LambdaWebhookResult } from '../lambda.js';
+
+/**
+ * The Lambda adapter's event sources: API Gateway payload 1.0 (REST APIs), payload 2.0 (HTTP APIs,
+ * Function URLs) and ALB, each told from the event's shape once, with the request it gives and the
+ * answer it takes.
+ */
+
+/** An ALB answer needs its status line's reason phrase (`statusDescription`). */
+const REASONS: Readonly<Record<number, string>> = {
+  200: 'OK',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** How one event source gives its request and takes its answer; {@link processorFor} picks it per event. */
+export interface EventProcessor {
+  readonly method: string;
+  /** Names lower-cased; multi-value headers (REST APIs, ALB with the option on) joined as HTTP does. */
+  readonly headers: Record<string, string>;
+  result(response: WebhookResponse): LambdaWebhookResult;
+}
+
+/** Told once from the event's shape: ALB, payload 2.0 (HTTP APIs, Function URLs), else payload 1.0. */
+export function processorFor(event: LambdaWebhookEvent): EventProcessor {
+  if ('elb' in event.requestContext) {
+    const alb = event as ALBEvent;
+    return {
+      method: alb.httpMethod,
+      headers: lowerCased(alb.headers, alb.multiValueHeaders),
+      result: (response) => {
+        const { statusCode, headers, ...rest } = restResult(response);
+        const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
+        // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
+        return alb.multiValueHeaders
+          ? { statusCode, statusDescription, multiValueHeaders: multiValued(response.headers), ...rest }
+          : { statusCode, statusDescription, headers, ...rest };
+      },
+    };
+  }
+  if ('version' in event && event.version === '2.0') {
+    return {
+      method: event.requestContext.http.method,
+      headers: lowerCased(event.headers, undefined),
+      result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
+    };
+  }
+  const rest = event as APIGatewayProxyEvent;
+  return {
+    method: rest.httpMethod,
+    headers: lowerCased(rest.headers, rest.multiValueHeaders),
+    result: restResult,
+  };
+}
+
+function restResult({ status: statusCode, headers, body }: WebhookResponse): APIGatewayProxyResult {
+  return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
+}
+
+type HeaderMap<V> = Readonly<Record<string, V | undefined>> | null | undefined;
+
+function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(multi ?? {}))
+    if (values) headers[name.toLowerCase()] = values.join(', ');
+  for (const [name, value] of Object.entries(single ?? {})) {
+    // REST APIs send both maps; the single-value one holds only the last value, so the joined one wins.
+    if (value !== undefined && !(name.toLowerCase() in headers)) headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}
+
+function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+}
