@@ -17,9 +17,9 @@ import { execFile } from 'node:child_process';
 import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { consumerProject } from '../support/consumer-project.js';
+import { BROUGHT_STORE, bundledFiles, lambdaFunctionSource } from '../support/lambda-bundle.js';
 import { assertBuilt, ROOT } from '../support/paths.js';
 
 const run = promisify(execFile);
@@ -214,38 +214,16 @@ test('one copy of the core: only core.js and core.cjs hold it; the root adds Mem
 });
 
 test('a Lambda function bundled from the tarball: on the core with a brought store, no MemoryStore and no lru-cache', async () => {
-  const inputs = async (from: string, store: string) => {
-    const result = await build({
-      stdin: {
-        contents: `import { createWebhooks } from '${from}';
-import { lambdaHandler } from 'service-webhooks/lambda';
-const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET${store} });
-webhooks.on('user.created', async () => {});
-export const handler = lambdaHandler(webhooks);`,
-        resolveDir: project,
-      },
-      bundle: true,
-      write: false,
-      minify: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      metafile: true,
-      logLevel: 'error',
-    });
-    return Object.keys(result.metafile.inputs).map((input) => input.replace(/^.*node_modules\//, ''));
-  };
-  const brought = await inputs(
-    'service-webhooks/core',
-    `, store: { claim: async () => 'claimed', complete: async () => 'completed', release: async () => {} }`,
-  );
+  const inputs = (from: string, store: string | undefined) =>
+    bundledFiles(lambdaFunctionSource(from, store), project);
+  const brought = await inputs('service-webhooks/core', BROUGHT_STORE);
   expect(brought.filter((input) => input.startsWith('service-webhooks/')).sort()).toEqual([
     'service-webhooks/dist/core.js',
     'service-webhooks/dist/lambda.js',
   ]);
   expect(brought.filter((input) => input.startsWith('lru-cache/'))).toEqual([]);
   // The control: from the root, the default store and lru-cache are in.
-  const memory = await inputs('service-webhooks', '');
+  const memory = await inputs('service-webhooks', undefined);
   expect(memory).toContain('service-webhooks/dist/index.js');
   expect(memory.some((input) => input.startsWith('lru-cache/'))).toBe(true);
 });

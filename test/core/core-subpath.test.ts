@@ -4,10 +4,11 @@
  * core never reaches MemoryStore or lru-cache, which a bundler then leaves out (checked here with
  * esbuild on the sources, as the package tier checks it on the packed tarball).
  */
-import { build } from 'esbuild';
+
 import * as root from 'service-webhooks';
 import * as core from 'service-webhooks/core';
 import { describe, expect, expectTypeOf, test } from 'vitest';
+import { BROUGHT_STORE, bundledFiles, lambdaFunctionSource } from '../support/lambda-bundle.js';
 import { repoPath } from '../support/paths.js';
 
 const secret = 'whsec_core';
@@ -80,36 +81,14 @@ describe('service-webhooks/core', () => {
   });
 
   test('a Lambda function on the core and a brought store bundles without MemoryStore or lru-cache', async () => {
-    const bundled = async (contents: string) => {
-      const result = await build({
-        stdin: { contents, resolveDir: repoPath('test'), loader: 'ts' },
-        bundle: true,
-        write: false,
-        minify: true,
-        format: 'esm',
-        platform: 'node',
-        target: 'node20',
-        metafile: true,
-        tsconfig: repoPath('tsconfig.json'),
-        logLevel: 'error',
-      });
-      return Object.keys(result.metafile.inputs);
-    };
-    const handler = (from: string, store: string) => `
-      import { createWebhooks } from '${from}';
-      import { lambdaHandler } from 'service-webhooks/lambda';
-      const webhooks = createWebhooks({ secret: 'x'${store} });
-      webhooks.on('user.created', async () => {});
-      export const handler = lambdaHandler(webhooks);`;
-    const userStore = `, store: { claim: async () => 'claimed', complete: async () => 'completed', release: async () => {} }`;
+    const bundled = (from: string, store: string | undefined) =>
+      bundledFiles(lambdaFunctionSource(from, store), repoPath('test'), repoPath('tsconfig.json'));
     const memoryStoreFiles = (inputs: string[]) =>
-      inputs
-        .filter((input) => /lru-cache|memory-store|lease-table/.test(input))
-        .map((input) => input.replace(/^.*node_modules\//, ''));
+      inputs.filter((input) => /lru-cache|memory-store|lease-table/.test(input));
 
-    expect(memoryStoreFiles(await bundled(handler('service-webhooks/core', userStore)))).toEqual([]);
+    expect(memoryStoreFiles(await bundled('service-webhooks/core', BROUGHT_STORE))).toEqual([]);
     // The control: from the root, the default store and its cache are in.
-    const fromRoot = memoryStoreFiles(await bundled(handler('service-webhooks', '')));
+    const fromRoot = memoryStoreFiles(await bundled('service-webhooks', undefined));
     expect(fromRoot).toEqual(expect.arrayContaining(['src/memory-store.ts', 'src/lease-table.ts']));
     expect(fromRoot.some((input) => input.startsWith('lru-cache/'))).toBe(true);
   });
