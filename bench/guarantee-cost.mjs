@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { steadyStateHarness } from './steady-state-harness.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HARNESS = resolve(ROOT, '..', 'shared', 'bench', 'core-cost.mjs');
@@ -92,35 +93,16 @@ function variantDir(index, replacements) {
   return dir;
 }
 
-/**
- * Not a guarantee but the harness's own method: it makes a fresh receiver (and floor) per segment and
- * collects the heap between segments, so the receivers before are gone. V8 then discards the optimized
- * code that depended on them (their hidden classes die with them, and so do functions made per
- * receiver) and compiles the delivery path again on its background threads, which counts as CPU time:
- * `--trace-opt` shows the core's hot functions compiled once per segment. A server keeps its one
- * receiver; this row is the same harness with every segment's receiver kept alive to the end.
- */
-const STEADY_STATE = [
-  'the harness, each receiver kept alive (as a server keeps its one receiver)',
-  '  const w = createWebhooks({ secret: SECRET });\n',
-  '  const w = createWebhooks({ secret: SECRET });\n  (globalThis.keptReceivers ??= []).push(w);\n',
-];
-
-function harnessCopy(from, to) {
-  const file = join(WORK, 'steady-state-harness.mjs');
-  const code = readFileSync(HARNESS, 'utf8');
-  if (!code.includes(from)) throw new Error(`The harness no longer matches: ${JSON.stringify(from)}`);
-  writeFileSync(file, code.replace(from, to));
-  return file;
-}
+/** Not a guarantee: the harness itself, each receiver kept alive (see steady-state-harness.mjs). */
+const STEADY_STATE = 'the harness, each receiver kept alive (as a server keeps its one receiver)';
 
 const rows = [];
 for (const [index, [name, replacements, harness = HARNESS]] of [
   ...VARIANTS,
-  [STEADY_STATE[0], [], 'steady'],
+  [STEADY_STATE, [], 'steady'],
 ].entries()) {
   const dir = variantDir(index, replacements);
-  const script = harness === 'steady' ? harnessCopy(STEADY_STATE[1], STEADY_STATE[2]) : harness;
+  const script = harness === 'steady' ? steadyStateHarness(HARNESS) : harness;
   // The harness exits 1 when its target is missed, which every variant here may do: read its line.
   const run = spawnSync(process.execPath, [script], {
     cwd: dir,
