@@ -16,11 +16,13 @@ import { type Eventual, settled } from './eventual.js';
 import {
   type Ending,
   ExactlyOnce,
+  type Finish,
   HANDLED,
   QUEUED,
   Run,
   type RunKind,
   type Settle,
+  type Work,
   type WorkerRun,
 } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
@@ -89,32 +91,18 @@ class WebhookReceiver implements Webhooks {
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = logger ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
-    const engine = this.#exactlyOnce;
     const { runHandlers, enqueue, answerRun, ending } = WebhookReceiver.#kindSteps;
-    this.#inRequest = {
-      engine,
+    const kind = <A>(work: Work<A>, finish: Finish<A>, success: Ending, inboxRun: boolean): RunKind<A> => ({
+      engine: this.#exactlyOnce,
       owner: this,
-      work: runHandlers,
-      finish: answerRun,
-      success: HANDLED,
-      inboxRun: false,
-    };
-    this.#atDoor = {
-      engine,
-      owner: this,
-      work: enqueue,
-      finish: answerRun,
-      success: QUEUED,
-      inboxRun: false,
-    };
-    this.#inWorker = {
-      engine,
-      owner: this,
-      work: runHandlers,
-      finish: ending,
-      success: HANDLED,
-      inboxRun: true,
-    };
+      work,
+      finish,
+      success,
+      inboxRun,
+    });
+    this.#inRequest = kind(runHandlers, answerRun, HANDLED, false);
+    this.#atDoor = kind(enqueue, answerRun, QUEUED, false);
+    this.#inWorker = kind(runHandlers, ending, HANDLED, true);
   }
 
   get maxBodyBytes(): number {
