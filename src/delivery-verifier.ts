@@ -53,7 +53,7 @@ export class DeliveryVerifier {
   readonly #storeTimeouts: TimeoutQueue;
   readonly #observers: Observers;
   readonly #dedupTtlMs: number;
-  #verify: Verifier | undefined;
+  #signatures: Verifier | undefined;
   #store: ScopedStore | undefined;
   /** The `secret` function's pending call, shared by the deliveries that wait for it. */
   #loading: Promise<SecretUnavailableError | undefined> | undefined;
@@ -79,14 +79,14 @@ export class DeliveryVerifier {
 
   /** Make the verifier and the scoped store if the `secret` function was not called yet. */
   ready(): Eventual<SecretUnavailableError | undefined> {
-    return this.#verify ? undefined : this.#load();
+    return this.#signatures ? undefined : this.#load();
   }
 
   verify(body: RawBody, header: string | undefined): Eventual<Verified> {
     if (exceedsBytes(body, this.#options.maxBodyBytes))
       return { ok: false, error: new PayloadTooLargeError() };
-    const verify = this.#verify;
-    if (verify === undefined) {
+    const signatures = this.#signatures;
+    if (signatures === undefined) {
       // First use of a `secret` function: a closure is fine on this once-per-receiver path.
       return chain(
         this.#load(),
@@ -96,7 +96,7 @@ export class DeliveryVerifier {
     }
     // Not `chain` with a bound callback: a closure made per receiver took the optimized code of the
     // delivery path with it when its receiver went; a private method is one function for all.
-    const check = verify.check(body, header);
+    const check = signatures.check(body, header);
     return check instanceof Promise
       ? check.then((checked) => this.#parse(body, checked))
       : this.#parse(body, check);
@@ -144,7 +144,7 @@ export class DeliveryVerifier {
     if (prefixes instanceof Promise) {
       prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
     } else noteSharedScope(store, namespace, prefixes);
-    this.#verify = createVerifier(secrets);
+    this.#signatures = createVerifier(secrets);
   }
 
   /**

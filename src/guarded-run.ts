@@ -147,9 +147,9 @@ export class Run<A> {
  * kind, so a run whose store answers synchronously (the memory store) allocates no closure and no
  * promise between its steps. Static, not bound per receiver: V8 ties the optimized code of the
  * delivery path to the functions it calls, so functions made per receiver took that code with them
- * when their receiver went, and every receiver made later compiled it again (the `work` and `finish`
- * of a kind are shared by every receiver for the same reason, and find theirs as the kind's `owner`). The scoped
- * store turns a store's synchronous throw into a rejection, so every step is one `chain`.
+ * when their receiver went, and every receiver made later compiled it again. A kind's `work` and
+ * `finish` are shared by every receiver for the same reason, and find theirs as the kind's `owner`.
+ * The scoped store turns a store's synchronous throw into a rejection, so every step is one `chain`.
  */
 export class ExactlyOnce {
   readonly #leaseMs: number;
