@@ -2,11 +2,10 @@ import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
-import { checkEnvelope } from './envelope.js';
 import {
   EventInProgressError,
   InboxUnavailableError,
-  InvalidInboxEntryError,
+  type InvalidInboxEntryError,
   InvalidRequestError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
@@ -26,12 +25,14 @@ import {
   type WorkerRun,
 } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
+import { checkEntry, checkReplayId } from './inbox-entry.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import { DUPLICATE_RESPONSE, HANDLED_RESPONSE, isStatusCode, responseFor } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
+import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
 import { TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
@@ -55,12 +56,11 @@ import type {
 
 /** A worker's handler budget unless `process` is given one: well past a request's, short of forever. */
 const DEFAULT_RUN_TIMEOUT_MS = 300_000;
-/** Longest replay id: run keys must stay within the store's key length. */
-const MAX_REPLAY_ID_LENGTH = 64;
 
 class WebhookReceiver implements Webhooks {
   readonly #options: ResolvedOptions;
   readonly #observers: Observers;
+  readonly #telemetry: WebhookTelemetry | undefined;
   readonly #verifier: DeliveryVerifier;
   readonly #exactlyOnce: ExactlyOnce;
   readonly #registry = new HandlerRegistry();
@@ -79,6 +79,7 @@ class WebhookReceiver implements Webhooks {
     this.#options = resolveOptions(options);
     const { logger, leaseSeconds, onStoreError, handlerTimeoutMs, storeTimeoutMs } = this.#options;
     this.#observers = new Observers(logger);
+    this.#telemetry = this.#options.telemetry;
     // What a store or an inbox engine finds between calls (a dropped pooled connection, an unsafe
     // eviction policy) reaches onError too, rather than an 'error' event that would end the process.
     const reportInBackground = (error: WebhookError) => this.#observers.reportInBackground(error);
@@ -115,6 +116,10 @@ class WebhookReceiver implements Webhooks {
 
   get logger(): WebhookLogger | undefined {
     return this.#observers.logger;
+  }
+
+  get telemetry(): WebhookTelemetry | undefined {
+    return this.#telemetry;
   }
 
   on<Name extends WebhookEventName | WildcardEventName>(
@@ -163,8 +168,12 @@ class WebhookReceiver implements Webhooks {
   }
 
   reject(error: WebhookError): WebhookResponse {
+    return this.#refuse({ started: 0, telemetry: this.#telemetry?.startDelivery() }, error);
+  }
+
+  #refuse(context: LogContext, error: WebhookError): WebhookResponse {
     if (error.status >= 500) this.#observers.report(error, undefined);
-    return this.#answer({ started: 0 }, { code: error.code, error });
+    return this.#answer(context, { code: error.code, error });
   }
 
   async process(entry: InboxEntry, options: ProcessOptions = {}): Promise<ProcessResult> {
@@ -183,9 +192,13 @@ class WebhookReceiver implements Webhooks {
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
     const started = this.#observers.logger ? performance.now() : 0;
+    const traceparent = typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
+    const attempt = options.attempt ?? 1;
+    const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
+    telemetry?.verified(event.id, event.type, secretIndex);
     const accepted: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
     const worker: WorkerRun = {
-      attempt: options.attempt ?? 1,
+      attempt,
       signal: options.signal,
       replayId,
       detach: undefined,
@@ -198,10 +211,13 @@ class WebhookReceiver implements Webhooks {
       this.#registry.handlersFor(event.type),
       options.handlerTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
       worker,
+      telemetry,
     );
     let ending: Ending;
     try {
-      ending = await this.#exactlyOnce.run(run);
+      ending = await (telemetry
+        ? telemetry.within(() => this.#exactlyOnce.run(run))
+        : this.#exactlyOnce.run(run));
     } finally {
       worker.detach?.();
     }
@@ -213,18 +229,31 @@ class WebhookReceiver implements Webhooks {
 
   #handle(input: HandleInput): Eventual<WebhookResponse> {
     const started = this.#observers.logger ? performance.now() : 0;
+    const telemetry = this.#telemetry?.startDelivery();
+    return telemetry
+      ? telemetry.within(() => this.#receive(input, started, telemetry))
+      : this.#receive(input, started, undefined);
+  }
+
+  #receive(
+    input: HandleInput,
+    started: number,
+    telemetry: DeliveryTelemetry | undefined,
+  ): Eventual<WebhookResponse> {
     if (typeof input !== 'object' || input === null) {
-      return this.reject(
+      return this.#refuse(
+        { started, telemetry },
         new RawBodyUnavailableError(`handle() needs { body, headers }, not ${describe(input)}.`),
       );
     }
     const { method } = input;
     if (method !== undefined && method !== 'POST' && String(method).toUpperCase() !== 'POST') {
-      return this.#answer({ started }, { code: 'method_not_allowed', error: new MethodNotAllowedError() });
+      return this.#refuse({ started, telemetry }, new MethodNotAllowedError());
     }
     const body = input.body;
     if (!isRawBody(body)) {
-      return this.reject(
+      return this.#refuse(
+        { started, telemetry },
         new RawBodyUnavailableError(
           `handle() needs the raw body as a Uint8Array, ArrayBuffer or string, not ${describe(body)}; a body parser ran before the webhook route.`,
         ),
@@ -237,26 +266,35 @@ class WebhookReceiver implements Webhooks {
     const verified = this.#verifier.verify(body, readHeader(input.headers, SIGNATURE_HEADER));
     // The one step whose continuation needs two values: a closure only when verification must wait.
     return verified instanceof Promise
-      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started))
-      : this.#afterVerify(verified, timeoutMs, started);
+      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started, telemetry))
+      : this.#afterVerify(verified, timeoutMs, started, telemetry);
   }
 
-  #afterVerify(verified: Verified, timeoutMs: number, started: number): Eventual<WebhookResponse> {
+  #afterVerify(
+    verified: Verified,
+    timeoutMs: number,
+    started: number,
+    telemetry: DeliveryTelemetry | undefined,
+  ): Eventual<WebhookResponse> {
     if (!verified.ok) {
       const { error } = verified;
       if (error.status < 500) this.#watch?.refused(error.code);
-      return this.#answer({ started }, { code: error.code, error });
+      return this.#answer({ started, telemetry }, { code: error.code, error });
     }
     this.#watch?.verified();
+    const { event, secretIndex } = verified;
+    telemetry?.verified(event.id, event.type, secretIndex);
     const store = this.#verifier.store;
-    if (this.#options.inbox) return this.#exactlyOnce.run(new Run(this.#atDoor, store, verified, started));
-    const handlers = this.#registry.handlersFor(verified.event.type);
-    // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
-    if (handlers.length === 0) {
-      const { event, secretIndex } = verified;
-      return this.#answer({ started, event, secretIndex }, HANDLED);
+    if (this.#options.inbox) {
+      return this.#exactlyOnce.run(
+        new Run(this.#atDoor, store, verified, started, [], 0, undefined, telemetry),
+      );
     }
-    return this.#exactlyOnce.run(new Run(this.#inRequest, store, verified, started, handlers, timeoutMs));
+    const handlers = this.#registry.handlersFor(event.type);
+    // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
+    if (handlers.length === 0) return this.#answer({ started, event, secretIndex, telemetry }, HANDLED);
+    const run = new Run(this.#inRequest, store, verified, started, handlers, timeoutMs, undefined, telemetry);
+    return this.#exactlyOnce.run(run);
   }
 
   /**
@@ -286,6 +324,7 @@ class WebhookReceiver implements Webhooks {
         worker.detach = () => signal.removeEventListener('abort', onAbort);
       }
     }
+    run.telemetry?.handlersStarted();
     return runHandlersWithin(
       run.handlers,
       run.event,
@@ -300,10 +339,15 @@ class WebhookReceiver implements Webhooks {
   /** The work at an inbox's door: write the event durably, within the store's deadline. */
   #enqueue<A>(run: Run<A>, settle: Settle<A>): Eventual<A> {
     const inbox = this.#options.inbox as InboxQueue;
-    const entry: InboxEntry = { event: run.event, receivedAt: run.receivedAt, secretIndex: run.secretIndex };
+    const { event, receivedAt, secretIndex, telemetry } = run;
+    const traceparent = telemetry?.traceparent();
+    const entry: InboxEntry = traceparent
+      ? { event, receivedAt, secretIndex, traceparent }
+      : { event, receivedAt, secretIndex };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
+    const write = () => settled(() => inbox.enqueue(entry, key));
     return withDeadline(
-      settled(() => inbox.enqueue(entry, key)),
+      telemetry ? telemetry.step('inbox.enqueue', write) : write(),
       this.#storeTimeouts,
       'inbox.enqueue',
     ).then(
@@ -330,20 +374,22 @@ class WebhookReceiver implements Webhooks {
   }
 
   #log(context: LogContext, ending: Ending, response = responseTo(ending)): void {
-    if (!this.#observers.logger) return;
+    const { telemetry } = context;
+    if (!this.#observers.logger && !telemetry) return;
     const { code, error } = ending;
-    if (code === 'handled' || code === 'queued' || code === 'duplicate') {
-      this.#observers.log(context, code, response.status, undefined, undefined);
-      return;
-    }
+    const ok = code === 'handled' || code === 'queued' || code === 'duplicate';
     const failed = response.status >= 500;
-    this.#observers.log(
-      context,
-      failed ? 'failed' : 'rejected',
-      response.status,
-      tableCode(code),
-      failed ? error : undefined,
-    );
+    const outcome = ok ? code : failed ? 'failed' : 'rejected';
+    const answered = ok ? undefined : tableCode(code);
+    const failure = failed ? error : undefined;
+    telemetry?.end({
+      outcome,
+      status: response.status,
+      code: answered,
+      error: failure,
+      late: !!context.late,
+    });
+    this.#observers.log(context, outcome, response.status, answered, failure);
   }
 
   /** Whatever threw where nothing should: answered 500 so the sender retries, and reported. */
@@ -372,36 +418,6 @@ function responseTo(ending: Ending): WebhookResponse {
 /** A code that is not an answer of the table (never expected here) is answered as an internal error. */
 function tableCode(code: string) {
   return isStatusCode(code) ? code : 'internal_error';
-}
-
-/**
- * The entry as the door wrote it, or the reason it is not one: the door's own envelope check on the
- * event (a worker runs handlers on nothing the door would refuse), and the two numbers it adds. The
- * age is not checked again: an event may wait in a queue far longer than a delivery may be late.
- * `secretIndex` is only told to handlers, and a rotation may have dropped the secret since, so any
- * whole number from 0 is one.
- */
-function checkEntry(entry: InboxEntry): InboxEntry {
-  if (typeof entry !== 'object' || entry === null) throw new InvalidInboxEntryError('it is not an object.');
-  const { event, receivedAt, secretIndex } = entry as Partial<InboxEntry>;
-  if (event === undefined) throw new InvalidInboxEntryError('it has no `event`.');
-  try {
-    checkEnvelope(event, 'event');
-  } catch (error) {
-    throw new InvalidInboxEntryError((error as Error).message);
-  }
-  if (typeof receivedAt !== 'number' || !Number.isFinite(receivedAt) || receivedAt < 0)
-    throw new InvalidInboxEntryError('`receivedAt` must be a time in Unix milliseconds.');
-  if (!Number.isSafeInteger(secretIndex) || (secretIndex as number) < 0)
-    throw new InvalidInboxEntryError('`secretIndex` must be a whole number from 0.');
-  return entry;
-}
-
-function checkReplayId(replayId: string | undefined): string | undefined {
-  if (replayId === undefined) return undefined;
-  if (typeof replayId !== 'string' || replayId.length === 0 || replayId.length > MAX_REPLAY_ID_LENGTH)
-    throw new TypeError(`replayId must be a non-empty string of at most ${MAX_REPLAY_ID_LENGTH} characters.`);
-  return replayId;
 }
 
 function isRawBody(body: unknown): body is RawBody {

@@ -6,6 +6,7 @@ import type { Observers } from './observers.js';
 import type { HandlerOutcome } from './run-handlers.js';
 import type { DedupKey, ScopedStore } from './scoped-store.js';
 import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
+import type { DeliveryTelemetry } from './telemetry.js';
 import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
 import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
 
@@ -108,6 +109,8 @@ export class Run<A> {
   declare renewal: Renewal | undefined;
   /** The sender was answered before the work ended (503 `handler_timeout`); what follows is logged only. */
   declare late: boolean;
+  /** The delivery's record for the `telemetry` plug-in; `undefined` without one. */
+  declare readonly telemetry: DeliveryTelemetry | undefined;
 
   constructor(
     kind: RunKind<A>,
@@ -117,6 +120,7 @@ export class Run<A> {
     handlers: readonly WebhookHandler<WebhookEvent>[] = NO_HANDLERS,
     timeoutMs = 0,
     worker: WorkerRun | undefined = undefined,
+    telemetry: DeliveryTelemetry | undefined = undefined,
   ) {
     this.kind = kind;
     this.store = store;
@@ -134,6 +138,7 @@ export class Run<A> {
     this.claimed = true;
     this.renewal = undefined;
     this.late = false;
+    this.telemetry = telemetry;
   }
 }
 
@@ -177,8 +182,12 @@ export class ExactlyOnce {
       return chain(store.prefixes, run, ExactlyOnce.#runAgain, ExactlyOnce.#claimFailed);
     }
     run.key = key;
+    const { telemetry } = run;
+    const leaseMs = this.#leaseMs;
     return chain(
-      store.claim(key, run.token, this.#leaseMs, run.rememberMs),
+      telemetry
+        ? telemetry.step('store.claim', () => store.claim(key, run.token, leaseMs, run.rememberMs))
+        : store.claim(key, run.token, leaseMs, run.rememberMs),
       run,
       ExactlyOnce.#claimed,
       ExactlyOnce.#claimFailed,
@@ -218,6 +227,7 @@ export class ExactlyOnce {
   /** Step 6's outcome: record it, or, when the work ran out of time, answer now and record it later. */
   static readonly #settle = <A>(run: Run<A>, outcome: HandlerOutcome): Eventual<A> => {
     const engine = run.kind.engine;
+    run.telemetry?.workSettled(outcome.kind);
     return outcome.kind === 'timed_out' ? engine.#answerEarly(run, outcome) : engine.#record(run, outcome);
   };
 
@@ -226,8 +236,11 @@ export class ExactlyOnce {
     this.#stopRenewing(run);
     if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error);
     if (!run.claimed) return run.kind.finish(run, run.kind.success);
+    const { store, telemetry } = run;
     return chain(
-      run.store.complete(run.key!, run.token, run.rememberMs),
+      telemetry
+        ? telemetry.step('store.complete', () => store.complete(run.key!, run.token, run.rememberMs))
+        : store.complete(run.key!, run.token, run.rememberMs),
       run,
       ExactlyOnce.#completed,
       ExactlyOnce.#notCompleted,
@@ -255,8 +268,11 @@ export class ExactlyOnce {
     const ending = failedWith(error);
     if (!run.claimed) return run.kind.finish(run, ending);
     // A failure's path: closures are fine here.
+    const { store, telemetry } = run;
     return chain(
-      run.store.release(run.key!, run.token),
+      telemetry
+        ? telemetry.step('store.release', () => store.release(run.key!, run.token))
+        : store.release(run.key!, run.token),
       run,
       () => run.kind.finish(run, ending),
       (_, cause) => {
@@ -347,6 +363,7 @@ export class ExactlyOnce {
       if (renewal.lost) return;
       renewal.lost = true;
     }
+    run.telemetry?.leaseLost();
     this.#observers.report(new LeaseLostError(run.eventId), run.event);
   }
 }

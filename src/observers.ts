@@ -1,5 +1,6 @@
 import { STATUS_TABLE, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
+import type { DeliveryTelemetry } from './telemetry.js';
 import type { DeliveryOutcome, DeliveryRecord, ErrorListener, WebhookEvent, WebhookLogger } from './types.js';
 
 /** What the log record of one delivery (or inbox run) is made of. */
@@ -12,6 +13,8 @@ export interface LogContext {
   readonly secretIndex?: number | undefined;
   /** Set once the sender was answered 503 `handler_timeout` while the handlers still ran. */
   readonly late?: boolean;
+  /** The delivery's record for the `telemetry` plug-in, which joins the log record to its trace. */
+  readonly telemetry?: DeliveryTelemetry | undefined;
 }
 
 /**
@@ -96,6 +99,11 @@ export class Observers {
       Object.defineProperty(record, 'error', { value: error, enumerable: false });
     }
     if (late) record.late = true;
+    const traced = context.telemetry?.logFields();
+    if (traced) {
+      record.trace_id = traced.trace_id;
+      record.span_id = traced.span_id;
+    }
     try {
       if (late) {
         this.#watch(

@@ -1,6 +1,7 @@
 import { ConfigurationError } from './errors.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
+import type { WebhookTelemetry } from './telemetry.js';
 import type { IdempotencyStore, InboxQueue, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
@@ -41,6 +42,7 @@ export interface ResolvedOptions {
   readonly namespace: string | undefined;
   readonly maxBodyBytesInFlight: number;
   readonly inbox: InboxQueue | undefined;
+  readonly telemetry: WebhookTelemetry | undefined;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -167,7 +169,19 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     onStoreError,
     logger,
     inbox: resolveInbox(options.inbox),
+    telemetry: resolveTelemetry(options.telemetry),
   });
+}
+
+function resolveTelemetry(telemetry: unknown): WebhookTelemetry | undefined {
+  if (telemetry === undefined) return undefined;
+  const plugin = telemetry as Partial<WebhookTelemetry> | null;
+  if (typeof plugin?.startDelivery !== 'function' || typeof plugin.startInboxRun !== 'function') {
+    throw new ConfigurationError(
+      '`telemetry` must be a telemetry plug-in, such as `openTelemetry()` from service-webhooks/opentelemetry gives.',
+    );
+  }
+  return plugin as WebhookTelemetry;
 }
 
 function resolveInbox(inbox: unknown): InboxQueue | undefined {

@@ -4,6 +4,7 @@
  */
 import type { BodyBudget } from './body-budget.js';
 import type { WebhookError } from './errors.js';
+import type { WebhookTelemetry } from './telemetry.js';
 
 /**
  * `data` of every user event, as the service documents it.
@@ -341,6 +342,12 @@ export interface DeliveryRecord {
    * `code` repeat what the sender was told.
    */
   readonly late?: true;
+  /**
+   * With the `telemetry` option, the delivery's trace and span ids (W3C hex), so a log line joins its
+   * trace: the names pino's OpenTelemetry instrumentation uses.
+   */
+  readonly trace_id?: string;
+  readonly span_id?: string;
 }
 
 /**
@@ -410,6 +417,11 @@ export interface WebhooksOptions {
   onStoreError?: 'reject' | 'process';
   /** Receives one record per delivery. */
   logger?: WebhookLogger;
+  /**
+   * Traces and metrics of every delivery: `openTelemetry()` from `service-webhooks/opentelemetry`, or a
+   * plug-in of your own. Without it no telemetry code runs.
+   */
+  telemetry?: WebhookTelemetry;
   /**
    * The dedup scope of this receiver: event ids are remembered per scope, so receivers of different
    * registrations that share a store each handle every event once. Give one name per webhook
@@ -507,6 +519,12 @@ export interface InboxEntry {
   readonly receivedAt: number;
   /** The index of the secret that verified it. */
   readonly secretIndex: number;
+  /**
+   * The door's W3C trace context (`00-<trace id>-<span id>-<flags>`), written with the `telemetry`
+   * option so that a worker's run joins the delivery's trace. An engine carries it as it is; a run
+   * ignores one that is missing or malformed (it is never a reason to refuse the entry).
+   */
+  readonly traceparent?: string;
 }
 
 /**
@@ -640,6 +658,8 @@ export interface Webhooks {
   report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void;
   /** The `logger` option, for engines that log what they do beside the deliveries. */
   readonly logger: WebhookLogger | undefined;
+  /** The `telemetry` option, for engines that report their queue's gauges and dead letters to it. */
+  readonly telemetry: WebhookTelemetry | undefined;
   /** The largest body accepted, for adapters that stop reading past it. */
   readonly maxBodyBytes: number;
   /** The handler budget, for adapters whose platform has a shorter one. */
