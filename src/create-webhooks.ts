@@ -3,10 +3,8 @@ import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
-  EventInProgressError,
   InboxUnavailableError,
   type InvalidInboxEntryError,
-  InvalidRequestError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
   WebhookError,
@@ -29,7 +27,7 @@ import { checkEntry, checkReplayId } from './inbox-entry.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
-import { DUPLICATE_RESPONSE, HANDLED_RESPONSE, isStatusCode, responseFor } from './responses.js';
+import { responseTo, tableCode } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
@@ -402,22 +400,6 @@ class WebhookReceiver implements Webhooks {
     this.#observers.report(error, undefined);
     return this.#answer({ started: 0 }, { code: error.code, error });
   };
-}
-
-/** The answer for an ending: shared, frozen answers for successes; the status table's for errors. */
-function responseTo(ending: Ending): WebhookResponse {
-  const { code, error } = ending;
-  if (code === 'handled' || code === 'queued') return HANDLED_RESPONSE;
-  if (code === 'duplicate') return DUPLICATE_RESPONSE;
-  // Only envelope problems are echoed: they were found after the signature proved who sent the body.
-  const message = error instanceof InvalidRequestError ? error.message : undefined;
-  const retryAfter = error instanceof EventInProgressError ? error.retryAfterSeconds : undefined;
-  return responseFor(tableCode(code), message, retryAfter);
-}
-
-/** A code that is not an answer of the table (never expected here) is answered as an internal error. */
-function tableCode(code: string) {
-  return isStatusCode(code) ? code : 'internal_error';
 }
 
 function isRawBody(body: unknown): body is RawBody {

@@ -1,4 +1,5 @@
-import { STATUS_TABLE } from './errors.js';
+import { EventInProgressError, InvalidRequestError, STATUS_TABLE } from './errors.js';
+import type { Ending } from './guarded-run.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookResponse } from './types.js';
 
@@ -63,4 +64,20 @@ export function responseFor(code: Code, message?: string, retryAfterSeconds?: nu
 
 export function isStatusCode(code: string): code is Code {
   return Object.hasOwn(STATUS_TABLE, code);
+}
+
+/** The answer for an ending: shared, frozen answers for successes; the status table's for errors. */
+export function responseTo(ending: Ending): WebhookResponse {
+  const { code, error } = ending;
+  if (code === 'handled' || code === 'queued') return HANDLED_RESPONSE;
+  if (code === 'duplicate') return DUPLICATE_RESPONSE;
+  // Only envelope problems are echoed: they were found after the signature proved who sent the body.
+  const message = error instanceof InvalidRequestError ? error.message : undefined;
+  const retryAfter = error instanceof EventInProgressError ? error.retryAfterSeconds : undefined;
+  return responseFor(tableCode(code), message, retryAfter);
+}
+
+/** A code that is not an answer of the table (never expected here) is answered as an internal error. */
+export function tableCode(code: string) {
+  return isStatusCode(code) ? code : 'internal_error';
 }
