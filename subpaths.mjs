@@ -22,6 +22,7 @@ export const subpaths = Object.freeze({
   dynamodb: 'src/stores/dynamodb-store.ts',
   postgres: 'src/stores/postgres-store.ts',
   bullmq: 'src/bullmq/index.ts',
+  opentelemetry: 'src/opentelemetry/index.ts',
 });
 
 export const PACKAGE_NAME = 'service-webhooks';

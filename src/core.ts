@@ -53,6 +53,12 @@ export {
   type WebhookErrorCode,
 } from './errors.js';
 export { EVENT_TYPES, isKnownEventType } from './event-types.js';
+/**
+ * @internal The shape of the synchronous calls the root's `MemoryStore` offers the core (see
+ * `SYNCHRONOUS_CALLS` in synchronous-calls-key.ts). Not part of the public API; it may change in any
+ * release.
+ */
+export type { Eventual } from './eventual.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
@@ -64,12 +70,15 @@ export {
   verifySignature,
   verifySignatureWeb,
 } from './signature.js';
-/**
- * @internal The shape of the synchronous calls the root's `MemoryStore` offers the core (see
- * `SYNCHRONOUS_CALLS` in synchronous-calls-key.ts). Not part of the public API; it may change in any
- * release.
- */
 export type { SynchronousCalls } from './synchronous-store.js';
+export type {
+  DeliveryAnswer,
+  DeliveryTelemetry,
+  InboxGauges,
+  InboxRunStart,
+  TelemetryStep,
+  WebhookTelemetry,
+} from './telemetry.js';
 export type {
   AnyWebhookEvent,
   BackgroundErrorListener,

@@ -51,6 +51,8 @@ export interface InboxRunStart {
 
 /** What an inbox engine reports of its queue when the plug-in collects. */
 export interface InboxGauges {
+  /** The queue's name, so that the gauges of two queues stay apart. */
+  readonly queue: string;
   /** Entries waiting or being run. */
   readonly depth: number;
   /** How long the oldest waiting entry has waited, in seconds (0 when none waits). */

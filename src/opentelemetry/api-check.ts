@@ -1,0 +1,43 @@
+import { context, metrics, trace } from '@opentelemetry/api';
+
+/** Where every copy of `@opentelemetry/api` 1.x looks for what the SDK registered. */
+const GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+
+interface RegisteredGlobals {
+  readonly version?: string;
+  readonly trace?: unknown;
+  readonly metrics?: unknown;
+  readonly context?: unknown;
+}
+
+/** What the plug-in takes from the globals: whatever the app did not pass itself. */
+export interface GlobalsUsed {
+  readonly tracerProvider: boolean;
+  readonly meterProvider: boolean;
+}
+
+/**
+ * Why this copy of `@opentelemetry/api` cannot see what the SDK registered, or `undefined` when it can
+ * (or nothing is registered yet). A copy older (by minor version) than the one the SDK registered
+ * with reads the globals as absent, by the API's own compatibility rule, and then records nothing
+ * without a word: an app whose lockfile holds an older API than its SDK's hits exactly that.
+ */
+export function unseenGlobals(used: GlobalsUsed): string | undefined {
+  const registered = (globalThis as { [GLOBAL_KEY]?: RegisteredGlobals })[GLOBAL_KEY];
+  if (registered === undefined) return undefined;
+  const unseen: string[] = [];
+  if (used.tracerProvider && registered.trace !== undefined && trace.getTracerProvider() !== registered.trace)
+    unseen.push('tracer provider');
+  if (
+    used.meterProvider &&
+    registered.metrics !== undefined &&
+    metrics.getMeterProvider() !== registered.metrics
+  )
+    unseen.push('meter provider');
+  // Always used: the handlers' spans are the delivery's children only through the context manager.
+  const manager = (context as unknown as { _getContextManager?: () => unknown })._getContextManager?.();
+  if (registered.context !== undefined && manager !== undefined && manager !== registered.context)
+    unseen.push('context manager');
+  if (unseen.length === 0) return undefined;
+  return `the OpenTelemetry SDK registered its ${unseen.join(', ')} with @opentelemetry/api ${registered.version ?? '(unknown version)'}, and the copy of @opentelemetry/api that service-webhooks/opentelemetry loads cannot read them (it is an older minor version, or another major), so nothing would be recorded. Install one @opentelemetry/api for the whole app (npm ls @opentelemetry/api shows the copies), at least the SDK's version.`;
+}

@@ -1,0 +1,170 @@
+import {
+  type BatchObservableCallback,
+  context,
+  type Link,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+  SpanKind,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import {
+  ConfigurationError,
+  type DeliveryTelemetry,
+  type InboxGauges,
+  type InboxRunStart,
+  type WebhookTelemetry,
+} from 'service-webhooks/core';
+import { unseenGlobals } from './api-check.js';
+import { ATTRIBUTES, boundedEventType } from './attributes.js';
+import { DeliverySpan } from './delivery-span.js';
+import { createInstruments, type Instruments } from './instruments.js';
+import { parseTraceparent, withRemoteParent } from './trace-context.js';
+import { VERSION } from './version.js';
+
+/** The instrumentation scope: the tracer's and the meter's name. */
+export const SCOPE_NAME = 'service-webhooks';
+
+/**
+ * Where {@link openTelemetry} sends what it records. Each defaults to the provider registered with
+ * `@opentelemetry/api` (what `NodeSDK.start()` or `provider.register()` sets).
+ */
+export interface OpenTelemetryOptions {
+  readonly tracerProvider?: TracerProvider;
+  readonly meterProvider?: MeterProvider;
+}
+
+class OpenTelemetryPlugin implements WebhookTelemetry {
+  readonly #tracer: Tracer;
+  readonly #meterProvider: MeterProvider | undefined;
+  readonly #usesGlobals: { readonly tracerProvider: boolean; readonly meterProvider: boolean };
+  /** Made at first use: the global meter provider has no proxy, so one read before the SDK starts would be the no-op for good. */
+  #meter: Meter | undefined;
+  #instruments: Instruments | undefined;
+  #checked = false;
+
+  constructor(options: OpenTelemetryOptions) {
+    this.#usesGlobals = {
+      tracerProvider: options.tracerProvider === undefined,
+      meterProvider: options.meterProvider === undefined,
+    };
+    const unseen = unseenGlobals(this.#usesGlobals);
+    if (unseen) throw new ConfigurationError(`openTelemetry(): ${unseen}`);
+    // The global tracer provider is a proxy: a tracer taken before the SDK starts follows it once it does.
+    this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, VERSION);
+    this.#meterProvider = options.meterProvider;
+  }
+
+  startDelivery(): DeliveryTelemetry {
+    const instruments = this.#instruments ?? this.#firstUse();
+    const parent = context.active();
+    const span = this.#tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
+    return new DeliverySpan(this.#tracer, instruments, span, parent, false);
+  }
+
+  startInboxRun({ traceparent, attempt, replayId }: InboxRunStart): DeliveryTelemetry {
+    const instruments = this.#instruments ?? this.#firstUse();
+    const active = context.active();
+    const door = parseTraceparent(traceparent);
+    const links: Link[] = [];
+    let parent = active;
+    if (door !== undefined && replayId === undefined) {
+      // One event's journey is one trace: the run is the door's child. BullMQ (and the engines to come)
+      // hand a worker one entry at a time, so the parent is exact, not a batch's guess; the span the
+      // worker itself runs under, if any, is kept as a link.
+      parent = withRemoteParent(active, door);
+      const around = trace.getSpanContext(active);
+      if (around !== undefined && trace.isSpanContextValid(around)) links.push({ context: around });
+    } else if (door !== undefined) {
+      // A replay is an operator's act, later: a trace of its own, linked to the delivery it replays.
+      links.push({ context: door });
+    }
+    const span = this.#tracer.startSpan(
+      'webhook.inbox.run',
+      {
+        kind: SpanKind.CONSUMER,
+        links,
+        attributes: {
+          [ATTRIBUTES.attempt]: attempt,
+          ...(replayId === undefined ? {} : { [ATTRIBUTES.replayId]: replayId }),
+        },
+      },
+      parent,
+    );
+    return new DeliverySpan(this.#tracer, instruments, span, parent, true);
+  }
+
+  deadLettered(eventType: string | undefined): void {
+    (this.#instruments ?? this.#firstUse()).inboxRuns.add(1, {
+      [ATTRIBUTES.outcome]: 'dead_lettered',
+      [ATTRIBUTES.eventType]: boundedEventType(eventType),
+    });
+  }
+
+  observeInbox(read: () => Promise<InboxGauges>): () => void {
+    this.#instruments ?? this.#firstUse();
+    const meter = this.#meter!;
+    const depth = meter.createObservableGauge('webhook.inbox.depth', {
+      description: 'Inbox entries waiting or being run.',
+      unit: '{entry}',
+    });
+    const oldestAge = meter.createObservableGauge('webhook.inbox.oldest_age', {
+      description: 'How long the oldest waiting inbox entry has waited.',
+      unit: 's',
+    });
+    const deadLetters = meter.createObservableGauge('webhook.inbox.dead_letters', {
+      description: 'Inbox entries kept as dead letters.',
+      unit: '{entry}',
+    });
+    const observables: Observable[] = [depth, oldestAge, deadLetters];
+    const callback: BatchObservableCallback = async (result) => {
+      const gauges = await read();
+      const attributes = { [ATTRIBUTES.queue]: gauges.queue };
+      result.observe(depth, gauges.depth, attributes);
+      result.observe(oldestAge, gauges.oldestAgeSeconds, attributes);
+      result.observe(deadLetters, gauges.deadLetters, attributes);
+    };
+    meter.addBatchObservableCallback(callback, observables);
+    return () => meter.removeBatchObservableCallback(callback, observables);
+  }
+
+  #firstUse(): Instruments {
+    if (!this.#checked) {
+      this.#checked = true;
+      // The SDK may have started after openTelemetry() was called: said once, never thrown at a delivery.
+      const unseen = unseenGlobals(this.#usesGlobals);
+      if (unseen) console.warn(`[service-webhooks] ${unseen}`);
+    }
+    this.#meter = (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE_NAME, VERSION);
+    this.#instruments = createInstruments(this.#meter);
+    return this.#instruments;
+  }
+}
+
+/**
+ * Traces and metrics of every delivery, with OpenTelemetry: pass it as `createWebhooks`'s `telemetry`.
+ * Each delivery is a span (`webhook.delivery`), a child of the active context (the HTTP server's span
+ * under `@opentelemetry/instrumentation-http`, the invocation's in Lambda), and the handlers run inside
+ * it; a worker's run of an inbox entry (`webhook.inbox.run`) is the door's child, through the
+ * `traceparent` the door writes into the entry. Metrics: `webhook.deliveries`,
+ * `webhook.delivery.duration`, `webhook.handler.duration`, `webhook.lease.lost`, `webhook.inbox.runs`,
+ * and an inbox engine's gauges. `@opentelemetry/api` is the app's own (an optional peer dependency).
+ *
+ * Throws a `ConfigurationError` when the SDK was registered with an `@opentelemetry/api` this copy
+ * cannot read, which would otherwise record nothing without a word.
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { openTelemetry } from 'service-webhooks/opentelemetry';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, telemetry: openTelemetry() });
+ * // or, with providers of your own: openTelemetry({ tracerProvider, meterProvider })
+ * ```
+ */
+export function openTelemetry(options: OpenTelemetryOptions = {}): WebhookTelemetry {
+  return new OpenTelemetryPlugin(options);
+}
