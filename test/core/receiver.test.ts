@@ -406,6 +406,11 @@ describe('options are validated at construction, saying what to change', () => {
       /`claim` method is missing/,
     ],
     ['a logger without warn', { logger: { info() {}, error() {} } as never }, /info, warn and error/],
+    [
+      'telemetry that is not a plug-in (the OpenTelemetry API itself, say)',
+      { telemetry: { trace: {}, metrics: {} } as never },
+      /`telemetry` must be a telemetry plug-in, such as `openTelemetry\(\)`/,
+    ],
   ];
   for (const [label, options, message] of cases) {
     test(label, () => {

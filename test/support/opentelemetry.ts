@@ -9,7 +9,6 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import {
   AggregationTemporality,
   type DataPoint,
-  type Histogram,
   MeterProvider,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
@@ -40,7 +39,7 @@ export interface OpenTelemetryHarness {
   /** Read the metrics now: `points` and `count` answer from the last collection. */
   collect(): Promise<void>;
   /** The data points of one metric at the last collection (none if it was never recorded). */
-  points(name: string): DataPoint<number | Histogram>[];
+  points(name: string): DataPoint<unknown>[];
   /** The sum of a counter's points whose attributes include `where`. */
   count(name: string, where?: Record<string, string | number>): number;
   /** Undo the global registration (tracer, meter, context manager) and shut the providers down. */
@@ -74,7 +73,8 @@ export function startOpenTelemetry(options: { register?: boolean } = {}): OpenTe
       if (found.length !== 1) throw new Error(`expected one span named ${name}, found ${found.length}`);
       return found[0]!;
     },
-    points: (name) => latest.find((metric) => metric.descriptor.name === name)?.dataPoints ?? [],
+    points: (name): DataPoint<unknown>[] =>
+      latest.find((metric) => metric.descriptor.name === name)?.dataPoints ?? [],
     count(name, where = {}) {
       return harness
         .points(name)
