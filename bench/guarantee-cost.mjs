@@ -43,8 +43,8 @@ const VARIANTS = [
   [
     'exactly-once claim and completion (store calls, claim token)',
     [
-      ['      store.claim(key, run.token, this.#leaseMs, run.rememberMs),', '      "claimed",'],
-      ['      run.store.complete(run.key, run.token, run.rememberMs),', '      "completed",'],
+      [' : store.claim(key, run.token, leaseMs, run.rememberMs),', ' : "claimed",'],
+      [' : store.complete(run.key, run.token, run.rememberMs),', ' : "completed",'],
       ['    this.token = nextClaimToken();', '    this.token = "t";'],
     ],
   ],

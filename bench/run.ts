@@ -32,7 +32,8 @@ import {
 import type { VariantName } from './server.js';
 import type { ServerCostRow } from './server-cost.js';
 import { formatBytes, median, QUICK } from './shared.js';
-import { steadyStateHarness } from './steady-state-harness.mjs';
+import { steadyStateHarness, telemetryHarness } from './steady-state-harness.mjs';
+import type { TelemetryCostRow, TelemetryMode } from './telemetry-cost.js';
 import { WrkLoad, wrkVersion } from './wrk.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -152,6 +153,8 @@ interface SharedCoreCost {
   readonly line: string;
   /** The same harness with each segment's receiver kept alive, as a server keeps its one (reported). */
   readonly kept: { readonly ratio: number; readonly line: string };
+  /** Kept alive too, each receiver with `telemetry: openTelemetry()`: the API alone, and the SDK registered. */
+  readonly telemetry: Record<TelemetryMode, { readonly ratio: number; readonly line: string }>;
 }
 
 const SHARED_CORE_COST = fileURLToPath(new URL('../../shared/bench/core-cost.mjs', import.meta.url));
@@ -165,7 +168,15 @@ function sharedCoreCost(log: (line: string) => void): SharedCoreCost[] {
     if (!existsSync(SHARED_CORE_COST)) {
       const line = `${SHARED_CORE_COST} not found: run the bench from a checkout with ../shared beside it`;
       log(`  ${line}`);
-      return { size, target, ratio: Number.NaN, line, kept: { ratio: Number.NaN, line } };
+      const missing = { ratio: Number.NaN, line };
+      return {
+        size,
+        target,
+        ratio: Number.NaN,
+        line,
+        kept: missing,
+        telemetry: { api: missing, sdk: missing },
+      };
     }
     const run = (harness: string) => {
       const result = spawnSync(process.execPath, [harness], {
@@ -188,13 +199,17 @@ function sharedCoreCost(log: (line: string) => void): SharedCoreCost[] {
     log(`  ${line}`);
     const kept = run(steadyStateHarness(SHARED_CORE_COST));
     log(`  each receiver kept alive: ${kept.line}`);
-    return { size, target, ratio, line, kept };
+    const api = run(telemetryHarness(SHARED_CORE_COST, 'api'));
+    log(`  kept alive, telemetry with the API alone: ${api.line}`);
+    const sdk = run(telemetryHarness(SHARED_CORE_COST, 'sdk'));
+    log(`  kept alive, telemetry with the SDK registered: ${sdk.line}`);
+    return { size, target, ratio, line, kept, telemetry: { api, sdk } };
   });
 }
 
 function sharedCoreCostRows(results: readonly SharedCoreCost[]): Row[] {
   const context = (line: string) => line.replace(/^core\/floor per delivery at \d+ B: [\d.]+x CPU time /, '');
-  return results.flatMap(({ size, target, ratio, line, kept }) => [
+  return results.flatMap(({ size, target, ratio, line, kept, telemetry }) => [
     {
       measure: `core handle() CPU / floor pipeline by the shared harness (../shared/bench/core-cost.mjs), ${formatBytes(size)}`,
       value: x(ratio),
@@ -209,7 +224,48 @@ function sharedCoreCostRows(results: readonly SharedCoreCost[]): Row[] {
       met: undefined,
       context: context(kept.line),
     },
+    ...(['api', 'sdk'] as const).map((mode) => ({
+      measure: `the kept-alive harness with \`telemetry: openTelemetry()\`, ${mode === 'api' ? '@opentelemetry/api alone (no SDK)' : 'the OpenTelemetry SDK registered'}, ${formatBytes(size)}`,
+      value: x(telemetry[mode].ratio),
+      target: '(reported)',
+      met: undefined,
+      context: context(telemetry[mode].line),
+    })),
   ]);
+}
+
+function telemetryCost(mode: TelemetryMode, log: (line: string) => void): TelemetryCostRow {
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./telemetry-cost.ts', import.meta.url)),
+      mode,
+      '--json',
+    ],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) },
+    },
+  );
+  for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
+  if (result.status !== 0) throw new Error('telemetry-cost.ts failed (its output is above).');
+  return JSON.parse(result.stdout) as TelemetryCostRow;
+}
+
+function telemetryCostRows(rows: readonly TelemetryCostRow[]): Row[] {
+  return rows.map((row) => ({
+    measure:
+      row.mode === 'api'
+        ? 'CPU added to a delivery by `telemetry: openTelemetry()` with @opentelemetry/api alone (no SDK), A/B in one process, ~300 B'
+        : 'CPU added to a delivery by `telemetry: openTelemetry()` with the OpenTelemetry SDK registered (span, context, 3 metric records), A/B in one process, ~300 B',
+    value: `${row.addedMicros >= 0 ? '+' : ''}${row.addedMicros.toFixed(2)} µs`,
+    target: row.mode === 'api' ? '≤ +0.30 µs' : '(reported)',
+    met: row.mode === 'api' ? row.addedMicros <= 0.3 : undefined,
+    context: `${row.withMicros.toFixed(2)} vs ${row.withoutMicros.toFixed(2)} CPU µs per delivery (${row.ratio.toFixed(3)}×); ${row.rounds} A-B-B-A rounds`,
+  }));
 }
 
 function serverCostRows(rows: readonly ServerCostRow[]): Row[] {
@@ -527,6 +583,9 @@ const core = await runCore(log);
 log('\n1c. core as a server pays it: CPU time, fresh fixtures per segment, event-loop turns (own process)');
 const costs = serverCost(log);
 
+log('\n1e. what `telemetry: openTelemetry()` adds to a delivery (own processes)');
+const telemetry = (['api', 'sdk'] as const).map((mode) => telemetryCost(mode, log));
+
 log('\n1d. core as the shared harness measures it (../shared/bench/core-cost.mjs, own processes)');
 const shared = sharedCoreCost(log);
 
@@ -572,6 +631,7 @@ const big = await runBigBodies(['node-adapter', 'node-hand'], log);
 const rows = [
   ...sharedCoreCostRows(shared),
   ...serverCostRows(costs),
+  ...telemetryCostRows(telemetry),
   ...coreRows(core),
   ...coldStartRows(cold),
   ...httpRows(node, expressGroup, fastifyGroup),

@@ -24,11 +24,11 @@ const TURN_EVERY = 256;
 const DELIVERIES_PER_SEGMENT = QUICK ? 2_000 : 20_000;
 const ROUNDS = QUICK ? 2 : 9;
 
-type Library = typeof import('service-webhooks');
+export type Library = typeof import('service-webhooks');
 
 /** The two shapes measured: a realistic `user.created` (~300 B) and 2 KiB that is mostly one string. */
 export const SERVER_COST_SHAPES = ['user.created, ~300 B', '2 KiB, mostly one string'] as const;
-type Shape = (typeof SERVER_COST_SHAPES)[number];
+export type Shape = (typeof SERVER_COST_SHAPES)[number];
 
 interface Fixture {
   readonly body: Buffer;
@@ -65,7 +65,7 @@ function fixtures(shape: Shape, count: number): Fixture[] {
 }
 
 /** A receiver under test: built fresh per segment, answers one delivery with its status. */
-type Variant = () => (fixture: Fixture) => number | Promise<number>;
+export type Variant = () => (fixture: Fixture) => number | Promise<number>;
 
 function libraryVariant(library: Library): Variant {
   return () => {
@@ -84,7 +84,7 @@ function floorVariant(): Variant {
 }
 
 /** CPU microseconds per delivery of one segment, the receiver and its fixtures made fresh for it. */
-async function segment(variant: Variant, shape: Shape): Promise<number> {
+export async function segment(variant: Variant, shape: Shape): Promise<number> {
   const list = fixtures(shape, DELIVERIES_PER_SEGMENT);
   const run = variant();
   // The previous segment's garbage is collected before the clock starts, not billed to this one.

@@ -182,7 +182,7 @@ export class ExactlyOnce {
       return chain(store.prefixes, run, ExactlyOnce.#runAgain, ExactlyOnce.#claimFailed);
     }
     run.key = key;
-    const { telemetry } = run;
+    const telemetry = store.waits ? run.telemetry : undefined;
     const leaseMs = this.#leaseMs;
     return chain(
       telemetry
@@ -236,7 +236,8 @@ export class ExactlyOnce {
     this.#stopRenewing(run);
     if (outcome.kind !== 'succeeded') return this.#release(run, outcome.error);
     if (!run.claimed) return run.kind.finish(run, run.kind.success);
-    const { store, telemetry } = run;
+    const { store } = run;
+    const telemetry = store.waits ? run.telemetry : undefined;
     return chain(
       telemetry
         ? telemetry.step('store.complete', () => store.complete(run.key!, run.token, run.rememberMs))
@@ -268,7 +269,8 @@ export class ExactlyOnce {
     const ending = failedWith(error);
     if (!run.claimed) return run.kind.finish(run, ending);
     // A failure's path: closures are fine here.
-    const { store, telemetry } = run;
+    const { store } = run;
+    const telemetry = store.waits ? run.telemetry : undefined;
     return chain(
       telemetry
         ? telemetry.step('store.release', () => store.release(run.key!, run.token))

@@ -81,10 +81,17 @@ export class ScopedStore {
   readonly #resolving: Promise<readonly string[]> | undefined;
   /** Whether the store can renew a lease; without it a handler that outlives the lease may run twice. */
   readonly renews: boolean;
+  /**
+   * Whether its calls wait on something outside the process (a store of promises, not the memory
+   * store's synchronous calls): only those are worth a step in a delivery's trace.
+   */
+  readonly waits: boolean;
 
   constructor(store: IdempotencyStore, prefixes: Eventual<readonly string[]>, deadlines: TimeoutQueue) {
     this.#deadlined = new DeadlinedCalls(store, deadlines);
-    this.#calls = synchronousCallsOf(store) ?? this.#deadlined;
+    const synchronous = synchronousCallsOf(store);
+    this.#calls = synchronous ?? this.#deadlined;
+    this.waits = synchronous === undefined;
     this.renews = typeof store.renew === 'function';
     if (prefixes instanceof Promise) {
       // Web Crypto derives the scope asynchronously; deliveries wait for it once.

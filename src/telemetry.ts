@@ -23,13 +23,17 @@ import type { DeliveryOutcome } from './types.js';
  * ```
  */
 export interface WebhookTelemetry {
-  /** A delivery reached the receiver (or an adapter refused it before `handle()`): its record starts now. */
-  startDelivery(): DeliveryTelemetry;
+  /**
+   * A delivery reached the receiver (or an adapter refused it before `handle()`): its record starts
+   * now. `undefined` when nothing would keep it (no SDK registered, or the span not sampled and no
+   * meter): the delivery then runs as it would without the option.
+   */
+  startDelivery(): DeliveryTelemetry | undefined;
   /**
    * A worker's run of an inbox entry starts. `traceparent` is what the door wrote into the entry
    * ({@link InboxRunStart}); the event was verified at the door, and the core says so at once.
    */
-  startInboxRun(start: InboxRunStart): DeliveryTelemetry;
+  startInboxRun(start: InboxRunStart): DeliveryTelemetry | undefined;
   /** An inbox engine gave up on an entry after its last attempt and kept it as a dead letter. */
   deadLettered(eventType: string | undefined): void;
   /**
@@ -73,7 +77,10 @@ export interface DeliveryTelemetry {
    * through it, so what a store driver or a handler traces or logs is the delivery's.
    */
   within<T>(work: () => T): T;
-  /** A step that waits on something outside the process, run as a visible part of the delivery. */
+  /**
+   * A step that waits on something outside the process, run as a visible part of the delivery: a
+   * store's call (not the memory store's, which answers at once) or the inbox write.
+   */
   step<T>(name: TelemetryStep, call: () => Eventual<T>): Eventual<T>;
   /** The handlers start; {@link DeliveryTelemetry.workSettled} follows once they settle. */
   handlersStarted(): void;

@@ -3,11 +3,17 @@ import { context, metrics, trace } from '@opentelemetry/api';
 /** Where every copy of `@opentelemetry/api` 1.x looks for what the SDK registered. */
 const GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
 
-interface RegisteredGlobals {
+/** What the SDK registered with `@opentelemetry/api` 1.x, whichever copy of it did. */
+export interface RegisteredGlobals {
   readonly version?: string;
   readonly trace?: unknown;
   readonly metrics?: unknown;
   readonly context?: unknown;
+}
+
+/** The globals the SDK registered, or `undefined` when none is. */
+export function registeredGlobals(): RegisteredGlobals | undefined {
+  return (globalThis as { [GLOBAL_KEY]?: RegisteredGlobals })[GLOBAL_KEY];
 }
 
 /** What the plug-in takes from the globals: whatever the app did not pass itself. */
@@ -23,7 +29,7 @@ export interface GlobalsUsed {
  * without a word: an app whose lockfile holds an older API than its SDK's hits exactly that.
  */
 export function unseenGlobals(used: GlobalsUsed): string | undefined {
-  const registered = (globalThis as { [GLOBAL_KEY]?: RegisteredGlobals })[GLOBAL_KEY];
+  const registered = registeredGlobals();
   if (registered === undefined) return undefined;
   const unseen: string[] = [];
   if (used.tracerProvider && registered.trace !== undefined && trace.getTracerProvider() !== registered.trace)

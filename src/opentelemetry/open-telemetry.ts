@@ -1,6 +1,7 @@
 import {
   type BatchObservableCallback,
   context,
+  createNoopMeter,
   type Link,
   type Meter,
   type MeterProvider,
@@ -18,12 +19,15 @@ import {
   type InboxRunStart,
   type WebhookTelemetry,
 } from 'service-webhooks/core';
-import { unseenGlobals } from './api-check.js';
+import { registeredGlobals, unseenGlobals } from './api-check.js';
 import { ATTRIBUTES, boundedEventType } from './attributes.js';
 import { DeliverySpan } from './delivery-span.js';
 import { createInstruments, type Instruments } from './instruments.js';
 import { parseTraceparent, withRemoteParent } from './trace-context.js';
 import { VERSION } from './version.js';
+
+/** The class of the API's no-op meter: what `getMeter` gives while no SDK is registered. */
+const NOOP_METER = createNoopMeter().constructor;
 
 /** The instrumentation scope: the tracer's and the meter's name. */
 export const SCOPE_NAME = 'service-webhooks';
@@ -40,10 +44,14 @@ export interface OpenTelemetryOptions {
 class OpenTelemetryPlugin implements WebhookTelemetry {
   readonly #tracer: Tracer;
   readonly #meterProvider: MeterProvider | undefined;
+  /** The app passed its tracer provider: spans are recorded whatever is registered globally. */
+  readonly #ownTracerProvider: boolean;
   readonly #usesGlobals: { readonly tracerProvider: boolean; readonly meterProvider: boolean };
   /** Made at first use: the global meter provider has no proxy, so one read before the SDK starts would be the no-op for good. */
   #meter: Meter | undefined;
   #instruments: Instruments | undefined;
+  /** Whether the meter records: false for the API's no-op meter (no SDK when first used). */
+  #metering = false;
   #checked = false;
 
   constructor(options: OpenTelemetryOptions) {
@@ -56,17 +64,30 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     // The global tracer provider is a proxy: a tracer taken before the SDK starts follows it once it does.
     this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, VERSION);
     this.#meterProvider = options.meterProvider;
+    this.#ownTracerProvider = options.tracerProvider !== undefined;
   }
 
-  startDelivery(): DeliveryTelemetry {
+  /**
+   * Whether a span could be recorded: a provider of the app's own, or one registered globally. Read
+   * per delivery, so an SDK started later is followed; without one, a delivery costs this look-up
+   * rather than a no-op span and its context (issue 31: at most 0.3 µs with the API alone).
+   */
+  #tracing(): boolean {
+    return this.#ownTracerProvider || registeredGlobals()?.trace !== undefined;
+  }
+
+  startDelivery(): DeliveryTelemetry | undefined {
     const instruments = this.#instruments ?? this.#firstUse();
+    if (!this.#metering && !this.#tracing()) return undefined;
     const parent = context.active();
     const span = this.#tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
+    if (!this.#metering && !span.isRecording()) return undefined;
     return new DeliverySpan(this.#tracer, instruments, span, parent, false);
   }
 
-  startInboxRun({ traceparent, attempt, replayId }: InboxRunStart): DeliveryTelemetry {
+  startInboxRun({ traceparent, attempt, replayId }: InboxRunStart): DeliveryTelemetry | undefined {
     const instruments = this.#instruments ?? this.#firstUse();
+    if (!this.#metering && !this.#tracing()) return undefined;
     const active = context.active();
     const door = parseTraceparent(traceparent);
     const links: Link[] = [];
@@ -94,6 +115,7 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       },
       parent,
     );
+    if (!this.#metering && !span.isRecording()) return undefined;
     return new DeliverySpan(this.#tracer, instruments, span, parent, true);
   }
 
@@ -139,6 +161,7 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       if (unseen) console.warn(`[service-webhooks] ${unseen}`);
     }
     this.#meter = (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE_NAME, VERSION);
+    this.#metering = !(this.#meter instanceof NOOP_METER);
     this.#instruments = createInstruments(this.#meter);
     return this.#instruments;
   }

@@ -6,7 +6,13 @@
  */
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { createWebhooks, type DeliveryRecord, MemoryStore, PayloadTooLargeError } from 'service-webhooks';
+import {
+  createWebhooks,
+  type DeliveryRecord,
+  type IdempotencyStore,
+  MemoryStore,
+  PayloadTooLargeError,
+} from 'service-webhooks';
 import { openTelemetry } from 'service-webhooks/opentelemetry';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -68,13 +74,36 @@ describe('a delivery is one span', () => {
     expect(delivery.status.code).toBe(SpanStatusCode.UNSET);
   });
 
-  test('the store claim and completion are child spans of the delivery', async () => {
-    const webhooks = receiver().on('user.created', () => {});
+  test("a store's claim and completion are child spans of the delivery, and a driver's span is the step's child", async () => {
+    const tracer = otel.tracerProvider.getTracer('test');
+    const memory = new MemoryStore();
+    // A store of promises, as Redis or PostgreSQL is, whose "driver" traces its round trip.
+    const remote: IdempotencyStore = {
+      claim: async (...args) => {
+        tracer.startSpan('driver: claim').end();
+        return memory.claim(...args);
+      },
+      complete: async (...args) => memory.complete(...args),
+      release: async (...args) => memory.release(...args),
+    };
+    const { tracerProvider, meterProvider } = otel;
+    const webhooks = createWebhooks({
+      secret,
+      store: remote,
+      telemetry: openTelemetry({ tracerProvider, meterProvider }),
+    }).on('user.created', () => {});
     await deliver(webhooks, createTestEvent('user.created'), { secret });
     const delivery = otel.span('webhook.delivery');
-    for (const name of ['webhook.store.claim', 'webhook.store.complete']) {
-      expect(parentOf(otel.span(name))).toBe(delivery.spanContext().spanId);
-    }
+    const claim = otel.span('webhook.store.claim');
+    expect(parentOf(claim)).toBe(delivery.spanContext().spanId);
+    expect(parentOf(otel.span('webhook.store.complete'))).toBe(delivery.spanContext().spanId);
+    expect(parentOf(otel.span('driver: claim'))).toBe(claim.spanContext().spanId);
+  });
+
+  test('the memory store, which answers at once, adds no step spans', async () => {
+    const webhooks = receiver().on('user.created', () => {});
+    await deliver(webhooks, createTestEvent('user.created'), { secret });
+    expect(otel.spans().map((span) => span.name)).toEqual(['webhook.delivery']);
   });
 
   test('a duplicate says so, and makes no completion', async () => {
@@ -234,5 +263,21 @@ describe('without an SDK (the API alone)', () => {
     expect(response.status).toBe(200);
     expect(otel.spans()).toHaveLength(0);
     otel = startOpenTelemetry();
+  });
+});
+
+describe('the global providers', () => {
+  test('an SDK registered after openTelemetry() but before the first delivery records it', async () => {
+    await otel.shutdown();
+    const telemetry = openTelemetry();
+    const webhooks = createWebhooks({ secret, store: new MemoryStore(), telemetry }).on(
+      'user.created',
+      () => {},
+    );
+    otel = startOpenTelemetry({ register: true });
+    await deliver(webhooks, createTestEvent('user.created'), { secret });
+    expect(otel.span('webhook.delivery').attributes['webhook.outcome']).toBe('handled');
+    await otel.collect();
+    expect(otel.count('webhook.deliveries', { 'webhook.outcome': 'handled' })).toBe(1);
   });
 });
