@@ -6,26 +6,18 @@
  * instrumentation made for the request is the parent of `webhook.delivery`, which it is only when the
  * ESM loader hook was registered before the app imported node:http.
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { EVENT_TYPES } from 'service-webhooks';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { expect, test } from 'vitest';
 import { sendHttp } from '../adapters/http-client.js';
-import { assertBuilt, ROOT } from '../support/paths.js';
+import { assertBuilt, ROOT, repoPath } from '../support/paths.js';
 import { spawnProcess } from '../support/process.js';
 
 const SECRET = 'whsec_example_test';
-const EVENT_TYPES = [
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'project.created',
-  'project.updated',
-  'project.deleted',
-  'payment.succeeded',
-  'payment.failed',
-  'payment.refunded',
-  'unknown',
-];
+/** What `webhook.event.type` may be on a metric: a documented type, or `unknown`. */
+const BOUNDED_TYPES: readonly string[] = [...EVENT_TYPES, 'unknown'];
 
 test('examples/opentelemetry: Prometheus counts each answer, logs carry the trace, the HTTP span is the delivery’s parent (built package)', async () => {
   assertBuilt('node.js', 'opentelemetry.js');
@@ -105,7 +97,7 @@ test('examples/opentelemetry: Prometheus counts each answer, logs carry the trac
     for (const sample of samples.filter((each) => each.name.startsWith('webhook_'))) {
       expect(sample.labels.otel_scope_name).toBe('service-webhooks');
       const type = sample.labels.webhook_event_type;
-      if (type !== undefined) expect(EVENT_TYPES).toContain(type);
+      if (type !== undefined) expect(BOUNDED_TYPES).toContain(type);
     }
     for (const event of [ada, grace, payment, forged]) expect(text).not.toContain(event.id);
 
@@ -153,6 +145,17 @@ test('examples/opentelemetry: Prometheus counts each answer, logs carry the trac
   // Stopped by SIGTERM, it closed its server and flushed the providers, and exited on its own.
   expect(await example.exited).toBe(0);
 }, 60_000);
+
+/** The README's setup is these two files as they are, so what CI runs above is what users copy. */
+test("the README's Observability setup is examples/opentelemetry, byte for byte", () => {
+  const readme = readFileSync(repoPath('README.md'), 'utf8');
+  for (const file of ['instrumentation.mjs', 'server.mjs']) {
+    const source = readFileSync(repoPath('examples', 'opentelemetry', file), 'utf8');
+    expect(readme, `README.md shows examples/opentelemetry/${file} as it is`).toContain(
+      `\`\`\`js\n${source}\`\`\``,
+    );
+  }
+});
 
 interface Sample {
   readonly name: string;
