@@ -135,10 +135,11 @@ test('examples/opentelemetry: Prometheus counts each answer, logs carry the trac
     await example.waitFor(new RegExp(`^ {2}id: '${delivery!.parentId}'`, 'm'), 5_000);
     const server = printedSpans(example.output()).find((span) => span.id === delivery!.parentId);
     expect(server).toMatchObject({ name: 'POST', kind: 1, traceId: record!.trace_id, parentId: undefined });
-    const claim = printedSpans(example.output()).find(
-      (span) => span.name === 'webhook.store.claim' && span.parentId === delivery!.id,
-    );
-    expect(claim).toBeDefined();
+    // The example keeps the default memory store, which answers at once: no step spans are made for it
+    // (a store that waits, Redis or PostgreSQL, adds webhook.store.claim and .complete).
+    const names = printedSpans(example.output()).map((span) => span.name);
+    expect(names).toContain('webhook.delivery');
+    expect(names).not.toContain('webhook.store.claim');
   } finally {
     await example.stop();
   }
