@@ -25,7 +25,7 @@
  */
 
 import { createWebhooks as createReceiver } from './create-webhooks.js';
-import type { IdempotencyStore, Webhooks, WebhooksOptions } from './types.js';
+import type { EventSchemas, IdempotencyStore, NoSchemas, Webhooks, WebhooksOptions } from './types.js';
 
 export { answerNow } from './answer-now.js';
 export type { BodyBudget } from './body-budget.js';
@@ -70,6 +70,13 @@ export {
   verifySignature,
   verifySignatureWeb,
 } from './signature.js';
+export type {
+  InferSchemaOutput,
+  StandardSchemaIssue,
+  StandardSchemaProps,
+  StandardSchemaResult,
+  StandardSchemaV1,
+} from './standard-schema.js';
 export type { SynchronousCalls } from './synchronous-store.js';
 export type {
   DeliveryAnswer,
@@ -89,18 +96,21 @@ export type {
   ErrorListener,
   EventData,
   EventFor,
+  EventSchemas,
   HandleInput,
   HandlerContext,
   HeadersInput,
   IdempotencyStore,
   InboxEntry,
   InboxQueue,
+  NoSchemas,
   PaymentData,
   ProcessOptions,
   ProcessResult,
   ProjectData,
   RawBody,
   RenewResult,
+  SchemaEventMap,
   SecretOption,
   UserData,
   WebhookEvent,
@@ -132,6 +142,8 @@ export type {
  * webhooks.on('payment.*', async (event) => console.log(event.type, event.data));
  * ```
  */
-export function createWebhooks(options: WebhooksOptions & { store: IdempotencyStore }): Webhooks {
-  return createReceiver(options);
+export function createWebhooks<const Schemas extends EventSchemas = NoSchemas>(
+  options: WebhooksOptions & { store: IdempotencyStore; schemas?: Schemas },
+): Webhooks<Schemas> {
+  return createReceiver(options) as Webhooks<Schemas>;
 }

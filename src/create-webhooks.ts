@@ -3,6 +3,7 @@ import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
+  EventSchemaError,
   InboxUnavailableError,
   type InvalidInboxEntryError,
   MethodNotAllowedError,
@@ -27,6 +28,7 @@ import { checkEntry, checkReplayId } from './inbox-entry.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
+import { describeInput, isRawBody } from './raw-body.js';
 import { responseTo, tableCode } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
@@ -68,6 +70,10 @@ class WebhookReceiver implements Webhooks {
   /** Says on stderr when every delivery is refused for a reason of this receiver's setup (no logger). */
   readonly #watch: MisconfigurationWatch | undefined;
   readonly bodyBudget: BodyBudget;
+  readonly maxBodyBytes: number;
+  readonly handlerTimeoutMs: number;
+  readonly logger: WebhookLogger | undefined;
+  readonly telemetry: WebhookTelemetry | undefined;
   /** The three kinds of run, made once: handlers in the request, a write at an inbox's door, a worker's run. */
   readonly #inRequest: RunKind<WebhookResponse>;
   readonly #atDoor: RunKind<WebhookResponse>;
@@ -77,7 +83,10 @@ class WebhookReceiver implements Webhooks {
     this.#options = resolveOptions(options);
     const { logger, leaseSeconds, onStoreError, handlerTimeoutMs, storeTimeoutMs } = this.#options;
     this.#observers = new Observers(logger);
-    this.#telemetry = this.#options.telemetry;
+    this.#telemetry = this.telemetry = this.#options.telemetry;
+    this.logger = logger;
+    this.maxBodyBytes = this.#options.maxBodyBytes;
+    this.handlerTimeoutMs = handlerTimeoutMs;
     // What a store or an inbox engine finds between calls (a dropped pooled connection, an unsafe
     // eviction policy) reaches onError too, rather than an 'error' event that would end the process.
     const reportInBackground = (error: WebhookError) => this.#observers.reportInBackground(error);
@@ -102,22 +111,6 @@ class WebhookReceiver implements Webhooks {
     this.#inRequest = kind(runHandlers, answerRun, HANDLED, false);
     this.#atDoor = kind(enqueue, answerRun, QUEUED, false);
     this.#inWorker = kind(runHandlers, ending, HANDLED, true);
-  }
-
-  get maxBodyBytes(): number {
-    return this.#options.maxBodyBytes;
-  }
-
-  get handlerTimeoutMs(): number {
-    return this.#options.handlerTimeoutMs;
-  }
-
-  get logger(): WebhookLogger | undefined {
-    return this.#observers.logger;
-  }
-
-  get telemetry(): WebhookTelemetry | undefined {
-    return this.#telemetry;
   }
 
   on<Name extends WebhookEventName | WildcardEventName>(
@@ -145,7 +138,9 @@ class WebhookReceiver implements Webhooks {
   async verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent> {
     const verified = await this.#verifier.verify(body, signatureHeader ?? undefined);
     if (!verified.ok) throw verified.error;
-    return verified.event;
+    const checked = this.#options.schemas ? await this.#options.schemas.accept(verified) : verified;
+    if (checked instanceof WebhookError) throw checked;
+    return checked.event;
   }
 
   handle(input: HandleInput): Promise<WebhookResponse> {
@@ -194,7 +189,14 @@ class WebhookReceiver implements Webhooks {
     const attempt = options.attempt ?? 1;
     const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
     telemetry?.verified(event.id, event.type, secretIndex);
-    const accepted: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
+    const unchecked: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
+    const accepted = this.#options.schemas ? await this.#options.schemas.accept(unchecked) : unchecked;
+    if (accepted instanceof EventSchemaError) {
+      // No retry can fix it: the engine dead-letters it now, and a replay after the schema's fix runs it.
+      this.#observers.report(accepted, event);
+      this.#log({ started, telemetry, event, secretIndex }, { code: accepted.code, error: accepted });
+      throw accepted;
+    }
     const worker: WorkerRun = {
       attempt,
       signal: options.signal,
@@ -241,7 +243,7 @@ class WebhookReceiver implements Webhooks {
     if (typeof input !== 'object' || input === null) {
       return this.#refuse(
         { started, telemetry },
-        new RawBodyUnavailableError(`handle() needs { body, headers }, not ${describe(input)}.`),
+        new RawBodyUnavailableError(`handle() needs { body, headers }, not ${describeInput(input)}.`),
       );
     }
     const { method } = input;
@@ -253,7 +255,7 @@ class WebhookReceiver implements Webhooks {
       return this.#refuse(
         { started, telemetry },
         new RawBodyUnavailableError(
-          `handle() needs the raw body as a Uint8Array, ArrayBuffer or string, not ${describe(body)}; a body parser ran before the webhook route.`,
+          `handle() needs the raw body as a Uint8Array, ArrayBuffer or string, not ${describeInput(body)}; a body parser ran before the webhook route.`,
         ),
       );
     }
@@ -291,7 +293,31 @@ class WebhookReceiver implements Webhooks {
     const handlers = this.#registry.handlersFor(event.type);
     // Nothing to run means nothing to deduplicate: acknowledge without a store round trip.
     if (handlers.length === 0) return this.#answer({ started, event, secretIndex, telemetry }, HANDLED);
+    const schemas = this.#options.schemas;
+    if (schemas)
+      return this.#checked(schemas.accept(verified), verified, handlers, timeoutMs, started, telemetry);
     const run = new Run(this.#inRequest, store, verified, started, handlers, timeoutMs, undefined, telemetry);
+    return this.#exactlyOnce.run(run);
+  }
+
+  /** A request run of the event as its schema gave it, or the schema's refusal answered (500). */
+  #checked(
+    checked: Eventual<Accepted | EventSchemaError>,
+    verified: Accepted,
+    handlers: readonly WebhookHandler<WebhookEvent>[],
+    timeoutMs: number,
+    started: number,
+    telemetry: DeliveryTelemetry | undefined,
+  ): Eventual<WebhookResponse> {
+    if (checked instanceof Promise)
+      return checked.then((done) => this.#checked(done, verified, handlers, timeoutMs, started, telemetry));
+    if (checked instanceof EventSchemaError) {
+      const { event, secretIndex } = verified;
+      this.#observers.report(checked, event);
+      return this.#answer({ started, telemetry, event, secretIndex }, { code: checked.code, error: checked });
+    }
+    const store = this.#verifier.store;
+    const run = new Run(this.#inRequest, store, checked, started, handlers, timeoutMs, undefined, telemetry);
     return this.#exactlyOnce.run(run);
   }
 
@@ -312,16 +338,7 @@ class WebhookReceiver implements Webhooks {
   #runHandlers<A>(run: Run<A>, settle: Settle<A>): Eventual<A> {
     const { worker } = run;
     const context = new DeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt);
-    const signal = worker?.signal;
-    if (signal) {
-      if (signal.aborted) context.abort(signal.reason);
-      else {
-        // A worker may pass one shutdown signal to every run: the listener goes when the run ends.
-        const onAbort = () => context.abort(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        worker.detach = () => signal.removeEventListener('abort', onAbort);
-      }
-    }
+    if (worker?.signal) worker.detach = context.follow(worker.signal);
     run.telemetry?.handlersStarted();
     return runHandlersWithin(
       run.handlers,
@@ -400,16 +417,6 @@ class WebhookReceiver implements Webhooks {
     this.#observers.report(error, undefined);
     return this.#answer({ started: 0 }, { code: error.code, error });
   };
-}
-
-function isRawBody(body: unknown): body is RawBody {
-  return typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'a parsed object' : typeof value;
 }
 
 /**

@@ -35,6 +35,8 @@ export type Verified =
       readonly rememberMs: number;
       /** The clock read for the age check (Unix ms): when the delivery was received, to the handlers. */
       readonly receivedAt: number;
+      /** The id as verified, set when `event` is a schema's output (which may not carry it as it was). */
+      readonly eventId?: string;
     }
   | { readonly ok: false; readonly error: WebhookError };
 

@@ -19,6 +19,10 @@ export const STATUS_TABLE = {
     message: 'This event is being handled by another delivery; retry later.',
   },
   handler_failed: { status: 500, message: 'The receiver failed to handle the event; retry later.' },
+  event_schema_mismatch: {
+    status: 500,
+    message: "The event does not match the receiver's schema for its type; retry later.",
+  },
   raw_body_unavailable: {
     status: 500,
     message: 'The receiver is misconfigured and cannot read the raw body; retry later.',
@@ -196,6 +200,51 @@ export class HandlerFailedError extends WebhookError {
   override name = 'HandlerFailedError';
   constructor(cause: unknown) {
     super('handler_failed', 'A handler threw while handling the event.', { cause });
+  }
+}
+
+/** One problem a schema found in an event: where (keys from the event's root) and what. */
+export interface EventSchemaIssue {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+/**
+ * A signed event failed the schema given for its type (`createWebhooks({ schemas })`): no handler ran.
+ * Answered 500 `event_schema_mismatch`, so the sender retries and a schema fixed within its schedule
+ * handles the event; an inbox worker dead-letters it at once (a replay after the fix handles it). The
+ * issues say where and what, as the schema reported them; none of it is sent to the sender.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => {
+ *   if (error instanceof EventSchemaError) console.error(error.eventType, error.eventId, error.issues);
+ * });
+ * ```
+ */
+export class EventSchemaError extends WebhookError {
+  override name = 'EventSchemaError';
+  readonly eventType: string;
+  readonly eventId: string;
+  readonly issues: readonly EventSchemaIssue[];
+  constructor(
+    eventType: string,
+    eventId: string,
+    issues: readonly EventSchemaIssue[],
+    options?: { cause?: unknown },
+  ) {
+    const listed = issues
+      .slice(0, 5)
+      .map(({ path, message }) => (path.length > 0 ? `${path.map(String).join('.')}: ${message}` : message))
+      .join('; ');
+    const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+    super(
+      'event_schema_mismatch',
+      `Event ${eventId} (${eventType}) does not match its schema: ${listed}${more}.`,
+      options,
+    );
+    this.eventType = eventType;
+    this.eventId = eventId;
+    this.issues = issues;
   }
 }
 

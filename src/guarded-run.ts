@@ -125,7 +125,7 @@ export class Run<A> {
     this.kind = kind;
     this.store = store;
     this.event = accepted.event;
-    this.eventId = accepted.event.id;
+    this.eventId = accepted.eventId ?? accepted.event.id;
     this.secretIndex = accepted.secretIndex;
     this.rememberMs = accepted.rememberMs;
     this.receivedAt = accepted.receivedAt;

@@ -17,7 +17,9 @@
 
 import {
   createWebhooks as createWithStore,
+  type EventSchemas,
   type IdempotencyStore,
+  type NoSchemas,
   type Webhooks,
   type WebhooksOptions,
 } from 'service-webhooks/core';
@@ -45,9 +47,11 @@ export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
  * });
  * ```
  */
-export function createWebhooks(options: WebhooksOptions): Webhooks {
+export function createWebhooks<const Schemas extends EventSchemas = NoSchemas>(
+  options: WebhooksOptions & { schemas?: Schemas },
+): Webhooks<Schemas> {
   // Anything but an options object without a store goes on as given: the core says what is wrong.
   if (typeof options !== 'object' || options === null || options.store !== undefined)
-    return createWithStore(options as WebhooksOptions & { store: IdempotencyStore });
+    return createWithStore(options as WebhooksOptions & { store: IdempotencyStore; schemas?: Schemas });
   return createWithStore({ ...options, store: new MemoryStore() });
 }

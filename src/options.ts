@@ -1,4 +1,5 @@
 import { ConfigurationError } from './errors.js';
+import { EventSchemaChecks } from './schema-check.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookTelemetry } from './telemetry.js';
@@ -43,6 +44,7 @@ export interface ResolvedOptions {
   readonly maxBodyBytesInFlight: number;
   readonly inbox: InboxQueue | undefined;
   readonly telemetry: WebhookTelemetry | undefined;
+  readonly schemas: EventSchemaChecks | undefined;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -170,6 +172,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     logger,
     inbox: resolveInbox(options.inbox),
     telemetry: resolveTelemetry(options.telemetry),
+    schemas: options.schemas === undefined ? undefined : new EventSchemaChecks(options.schemas),
   });
 }
 

@@ -51,3 +51,15 @@ export function exceedsBytes(body: RawBody, limit: number): boolean {
   if (body.length * 3 <= limit) return false;
   return encoder.encode(body).byteLength > limit;
 }
+
+/** Whether `handle()` was given raw bytes (or text), not what a body parser made of them. */
+export function isRawBody(body: unknown): body is RawBody {
+  return typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer;
+}
+
+/** What `handle()` was given instead of raw bytes, for the error that says so. */
+export function describeInput(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'a parsed object' : typeof value;
+}

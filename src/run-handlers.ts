@@ -56,6 +56,20 @@ export class DeliveryContext implements HandlerContext {
     this.#reason = reason;
     this.#controller?.abort(reason);
   }
+
+  /**
+   * Abort with `signal` (a worker's shutdown or a cancelled job). A worker may pass one signal to every
+   * run, so the listener is removed by what this answers, once the run has ended.
+   */
+  follow(signal: AbortSignal): (() => void) | undefined {
+    if (signal.aborted) {
+      this.abort(signal.reason);
+      return undefined;
+    }
+    const onAbort = () => this.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { BodyBudget } from './body-budget.js';
 import type { WebhookError } from './errors.js';
+import type { InferSchemaOutput, StandardSchemaV1 } from './standard-schema.js';
 import type { WebhookTelemetry } from './telemetry.js';
 
 /**
@@ -155,11 +156,51 @@ export type AnyWebhookEvent = WebhookEventMap[WebhookEventName];
  * type Payments = EventFor<'payment.*'>;
  * ```
  */
-export type EventFor<Name extends WebhookEventName | WildcardEventName> = Name extends `${infer Resource}.*`
-  ? Extract<AnyWebhookEvent, { type: `${Resource}.${string}` }>
+export type EventFor<
+  Name extends WebhookEventName | WildcardEventName,
+  Schemas extends EventSchemas = NoSchemas,
+> = Name extends `${infer Resource}.*`
+  ? {
+      [Type in WebhookEventName]: Type extends `${Resource}.${string}`
+        ? SchemaEventMap<Schemas>[Type]
+        : never;
+    }[WebhookEventName]
   : Name extends WebhookEventName
-    ? WebhookEventMap[Name]
+    ? SchemaEventMap<Schemas>[Name]
     : never;
+
+/**
+ * Standard Schemas by event type, as `createWebhooks({ schemas })` takes them: each checks the whole
+ * event (envelope and `data`), and its output is what that type's handlers receive.
+ *
+ * @example
+ * ```ts
+ * import { z } from 'zod';
+ * const schemas = {
+ *   'payment.succeeded': z.object({ data: z.object({ object: z.literal('payment'), id: z.string(), amount: z.number() }) }).loose(),
+ * } satisfies EventSchemas;
+ * ```
+ */
+export type EventSchemas = { readonly [Type in WebhookEventName]?: StandardSchemaV1 };
+
+/** No schemas: every event is typed as the service documents it. */
+// biome-ignore lint/complexity/noBannedTypes: the empty map is the point
+export type NoSchemas = {};
+
+/**
+ * Each event type's event under `Schemas`: a schema's output where one is given, else the event as
+ * {@link WebhookEventMap} types it.
+ *
+ * @example
+ * ```ts
+ * type Succeeded = SchemaEventMap<typeof schemas>['payment.succeeded'];
+ * ```
+ */
+export type SchemaEventMap<Schemas extends EventSchemas = NoSchemas> = {
+  [Type in WebhookEventName]: Schemas[Type] extends StandardSchemaV1
+    ? InferSchemaOutput<Schemas[Type]>
+    : WebhookEventMap[Type];
+};
 
 /**
  * What a handler receives besides the event.
@@ -423,6 +464,14 @@ export interface WebhooksOptions {
    */
   telemetry?: WebhookTelemetry;
   /**
+   * Standard Schemas (zod, valibot, arktype, or `eventSchemas` from `service-webhooks/schemas`) by
+   * event type, each checking the whole event once its signature held. A signed event that fails its
+   * schema never reaches a handler: the sender is answered 500 `event_schema_mismatch` (it retries, so
+   * a fixed schema deployed within its schedule handles the event) and `onError` gets an
+   * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once.
+   */
+  schemas?: EventSchemas;
+  /**
    * The dedup scope of this receiver: event ids are remembered per scope, so receivers of different
    * registrations that share a store each handle every event once. Give one name per webhook
    * registration (letters, digits, `_`, `-`, `.`, `/`; at most 64), the same in every process that
@@ -604,19 +653,20 @@ export type ProcessResult = 'handled' | 'duplicate';
  * const { status, headers, body } = await webhooks.handle({ body: rawBody, headers: request.headers });
  * ```
  */
-export interface Webhooks {
+export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
   /**
    * Run `handler` for one event type, several, or every type of a resource (`'payment.*'`). Handlers of
-   * one event run one after another in registration order; the answer waits for all of them.
+   * one event run one after another in registration order; the answer waits for all of them. With a
+   * schema for the type (`createWebhooks({ schemas })`), the handler receives the schema's output.
    */
   on<Name extends WebhookEventName | WildcardEventName>(
     name: Name | readonly Name[],
-    handler: WebhookHandler<EventFor<Name>>,
-  ): Webhooks;
+    handler: WebhookHandler<EventFor<Name, Schemas>>,
+  ): Webhooks<Schemas>;
   /** Run `handler` for every documented event type. */
-  onAny(handler: WebhookHandler<AnyWebhookEvent>): Webhooks;
+  onAny(handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName]>): Webhooks<Schemas>;
   /** Be told about failures on the receiving side (handlers, timeouts, store, lost leases, adapter setup). */
-  onError(listener: ErrorListener): Webhooks;
+  onError(listener: ErrorListener): Webhooks<Schemas>;
   /**
    * Answer one delivery: size, signature, envelope, age, claim, handlers, completion, in that order.
    * Never throws; every outcome is a response from the status table.
