@@ -38,7 +38,9 @@ export interface OpenTelemetryOptions {
 }
 
 class OpenTelemetryPlugin implements WebhookTelemetry {
-  readonly #tracer: Tracer;
+  /** Where `#tracer` came from: the app's own provider, or the global one as last read. */
+  #tracerProvider: TracerProvider;
+  #tracer: Tracer;
   readonly #meterProvider: MeterProvider | undefined;
   readonly #usesGlobals: { readonly tracerProvider: boolean; readonly meterProvider: boolean };
   /** Made at first use: the global meter provider has no proxy, so one read before the SDK starts would be the no-op for good. */
@@ -53,16 +55,35 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     };
     const unseen = unseenGlobals(this.#usesGlobals);
     if (unseen) throw new ConfigurationError(`openTelemetry(): ${unseen}`);
-    // The global tracer provider is a proxy: a tracer taken before the SDK starts follows it once it does.
-    this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, VERSION);
+    this.#tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
+    this.#tracer = this.#tracerProvider.getTracer(SCOPE_NAME, VERSION);
     this.#meterProvider = options.meterProvider;
+  }
+
+  /**
+   * The tracer of the global provider as it is now. Before an SDK registers, this copy of the API
+   * answers its own proxy, which an SDK registering through this copy later sets, so a tracer taken
+   * from it follows. An SDK registering through another copy (a newer minor version, which this one
+   * reads) sets that copy's proxy instead: this one's would stay a no-op for good, and every delivery
+   * would go unrecorded without a word. So the provider is read per delivery (one global look-up),
+   * and the tracer taken again when it changed.
+   */
+  #currentTracer(): Tracer {
+    if (!this.#usesGlobals.tracerProvider) return this.#tracer;
+    const provider = trace.getTracerProvider();
+    if (provider !== this.#tracerProvider) {
+      this.#tracerProvider = provider;
+      this.#tracer = provider.getTracer(SCOPE_NAME, VERSION);
+    }
+    return this.#tracer;
   }
 
   startDelivery(): DeliveryTelemetry {
     const instruments = this.#instruments ?? this.#firstUse();
     const parent = context.active();
-    const span = this.#tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
-    return new DeliverySpan(this.#tracer, instruments, span, parent, false);
+    const tracer = this.#currentTracer();
+    const span = tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
+    return new DeliverySpan(tracer, instruments, span, parent, false);
   }
 
   startInboxRun({ traceparent, attempt, replayId }: InboxRunStart): DeliveryTelemetry {
@@ -82,7 +103,8 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       // A replay is an operator's act, later: a trace of its own, linked to the delivery it replays.
       links.push({ context: door });
     }
-    const span = this.#tracer.startSpan(
+    const tracer = this.#currentTracer();
+    const span = tracer.startSpan(
       'webhook.inbox.run',
       {
         kind: SpanKind.CONSUMER,
@@ -94,7 +116,7 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       },
       parent,
     );
-    return new DeliverySpan(this.#tracer, instruments, span, parent, true);
+    return new DeliverySpan(tracer, instruments, span, parent, true);
   }
 
   deadLettered(eventType: string | undefined): void {
