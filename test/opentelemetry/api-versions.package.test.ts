@@ -116,7 +116,9 @@ describe('the SDK registered through an older minor version (1.7.0 under the app
     expect(thrown!.message).toContain(
       'the OpenTelemetry SDK registered its tracer provider, context manager with @opentelemetry/api 1.7.0',
     );
-    expect(thrown!.message).toContain('cannot read them');
+    expect(thrown!.message).toContain(
+      'cannot read them (a copy reads only what the same or a newer minor version of its major registered)',
+    );
     expect(thrown!.message).toContain('npm ls @opentelemetry/api');
   });
 
