@@ -24,9 +24,11 @@ export interface GlobalsUsed {
 
 /**
  * Why this copy of `@opentelemetry/api` cannot see what the SDK registered, or `undefined` when it can
- * (or nothing is registered yet). A copy older (by minor version) than the one the SDK registered
- * with reads the globals as absent, by the API's own compatibility rule, and then records nothing
- * without a word: an app whose lockfile holds an older API than its SDK's hits exactly that.
+ * (or nothing is registered yet). By the API's own compatibility rule a copy reads what a copy of its
+ * major version with the same or a NEWER minor version registered, and reads an older one's globals
+ * as absent, then records nothing without a word: an app whose SDK registers through an older copy
+ * than the one this plug-in loads (a distribution or a package that pins its own API, nested under it)
+ * hits exactly that. Measured in test/opentelemetry/api-versions.package.test.ts.
  */
 export function unseenGlobals(used: GlobalsUsed): string | undefined {
   const registered = registeredGlobals();
@@ -45,5 +47,5 @@ export function unseenGlobals(used: GlobalsUsed): string | undefined {
   if (registered.context !== undefined && manager !== undefined && manager !== registered.context)
     unseen.push('context manager');
   if (unseen.length === 0) return undefined;
-  return `the OpenTelemetry SDK registered its ${unseen.join(', ')} with @opentelemetry/api ${registered.version ?? '(unknown version)'}, and the copy of @opentelemetry/api that service-webhooks/opentelemetry loads cannot read them (it is an older minor version, or another major), so nothing would be recorded. Install one @opentelemetry/api for the whole app (npm ls @opentelemetry/api shows the copies), at least the SDK's version.`;
+  return `the OpenTelemetry SDK registered its ${unseen.join(', ')} with @opentelemetry/api ${registered.version ?? '(unknown version)'}, and the copy of @opentelemetry/api that service-webhooks/opentelemetry loads cannot read them (a copy reads only what the same or a newer minor version of its major registered), so nothing would be recorded. Install one @opentelemetry/api for the whole app (npm ls @opentelemetry/api shows the copies).`;
 }

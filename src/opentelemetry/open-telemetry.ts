@@ -42,10 +42,10 @@ export interface OpenTelemetryOptions {
 }
 
 class OpenTelemetryPlugin implements WebhookTelemetry {
-  readonly #tracer: Tracer;
+  /** Where `#tracer` came from: the app's own provider, or the global one as last read. */
+  #tracerProvider: TracerProvider;
+  #tracer: Tracer;
   readonly #meterProvider: MeterProvider | undefined;
-  /** The app passed its tracer provider: spans are recorded whatever is registered globally. */
-  readonly #ownTracerProvider: boolean;
   readonly #usesGlobals: { readonly tracerProvider: boolean; readonly meterProvider: boolean };
   /** Made at first use: the global meter provider has no proxy, so one read before the SDK starts would be the no-op for good. */
   #meter: Meter | undefined;
@@ -61,10 +61,9 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     };
     const unseen = unseenGlobals(this.#usesGlobals);
     if (unseen) throw new ConfigurationError(`openTelemetry(): ${unseen}`);
-    // The global tracer provider is a proxy: a tracer taken before the SDK starts follows it once it does.
-    this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, VERSION);
+    this.#tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
+    this.#tracer = this.#tracerProvider.getTracer(SCOPE_NAME, VERSION);
     this.#meterProvider = options.meterProvider;
-    this.#ownTracerProvider = options.tracerProvider !== undefined;
   }
 
   /**
@@ -73,16 +72,35 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
    * rather than a no-op span and its context (issue 31: at most 0.3 µs with the API alone).
    */
   #tracing(): boolean {
-    return this.#ownTracerProvider || registeredGlobals()?.trace !== undefined;
+    return !this.#usesGlobals.tracerProvider || registeredGlobals()?.trace !== undefined;
+  }
+
+  /**
+   * The tracer of the global provider as it is now. Before an SDK registers, this copy of the API
+   * answers its own proxy, which an SDK registering through this copy later sets, so a tracer taken
+   * from it follows. An SDK registering through another copy (a newer minor version, which this one
+   * reads) sets that copy's proxy instead: this one's would stay a no-op for good, and every delivery
+   * would go unrecorded without a word. So the provider is read per delivery (one global look-up),
+   * and the tracer taken again when it changed.
+   */
+  #currentTracer(): Tracer {
+    if (!this.#usesGlobals.tracerProvider) return this.#tracer;
+    const provider = trace.getTracerProvider();
+    if (provider !== this.#tracerProvider) {
+      this.#tracerProvider = provider;
+      this.#tracer = provider.getTracer(SCOPE_NAME, VERSION);
+    }
+    return this.#tracer;
   }
 
   startDelivery(): DeliveryTelemetry | undefined {
     const instruments = this.#instruments ?? this.#firstUse();
     if (!this.#metering && !this.#tracing()) return undefined;
     const parent = context.active();
-    const span = this.#tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
+    const tracer = this.#currentTracer();
+    const span = tracer.startSpan('webhook.delivery', { kind: SpanKind.INTERNAL }, parent);
     if (!this.#metering && !span.isRecording()) return undefined;
-    return new DeliverySpan(this.#tracer, instruments, span, parent, false);
+    return new DeliverySpan(tracer, instruments, span, parent, false);
   }
 
   startInboxRun({ traceparent, attempt, replayId }: InboxRunStart): DeliveryTelemetry | undefined {
@@ -103,7 +121,8 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       // A replay is an operator's act, later: a trace of its own, linked to the delivery it replays.
       links.push({ context: door });
     }
-    const span = this.#tracer.startSpan(
+    const tracer = this.#currentTracer();
+    const span = tracer.startSpan(
       'webhook.inbox.run',
       {
         kind: SpanKind.CONSUMER,
@@ -116,7 +135,7 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       parent,
     );
     if (!this.#metering && !span.isRecording()) return undefined;
-    return new DeliverySpan(this.#tracer, instruments, span, parent, true);
+    return new DeliverySpan(tracer, instruments, span, parent, true);
   }
 
   deadLettered(eventType: string | undefined): void {
