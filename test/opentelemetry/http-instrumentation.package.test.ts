@@ -105,10 +105,8 @@ for (const { name, file, serverSpansWithoutHook } of APPS) {
       expect(moreMails).toEqual([]);
       expect(delivery!.parentSpanId).toBe(server!.spanId);
       expect(mail!.parentSpanId).toBe(delivery!.spanId);
-      // The store's steps are the delivery's children too, in the same trace.
-      for (const step of ['webhook.store.claim', 'webhook.store.complete']) {
-        expect(named(step).map((span) => span.parentSpanId)).toEqual([delivery!.spanId]);
-      }
+      // The memory store answers at once, so it makes no step spans (a store that waits does).
+      expect(named('webhook.store.claim')).toEqual([]);
       expect(new Set(spans.map((span) => span.traceId))).toEqual(new Set([server!.traceId]));
       expect(delivery!.attributes).toMatchObject({
         'webhook.event.id': event.id,

@@ -214,11 +214,8 @@ describe(`${workerd} with nodejs_compat: openTelemetry() with the OpenTelemetry 
         expect(request.parentSpanId).toBeUndefined();
         expect(delivery!.parentSpanId).toBe(request.spanId);
         const children = trace.filter((span) => span.parentSpanId === delivery!.spanId).map((s) => s.name);
-        expect(children.sort()).toEqual([
-          'send welcome mail',
-          'webhook.store.claim',
-          'webhook.store.complete',
-        ]);
+        // The memory store answers at once: no step spans, only the handler's own.
+        expect(children).toEqual(['send welcome mail']);
       }
       expect(deliveries).toEqual([
         { attributes: { 'webhook.outcome': 'handled', 'webhook.event.type': 'user.created' }, value: 2 },
