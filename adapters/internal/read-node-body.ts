@@ -122,8 +122,9 @@ export function readNodeStream(
   stream.on('close', onStop);
 }
 
-// Shared: a zero-length Buffer has no bytes to change.
-const EMPTY = Buffer.alloc(0);
+// Shared: zero bytes cannot be changed. A Uint8Array, not a Buffer, made at load: the Next.js adapter
+// carries this module for the pages router, and an edge runtime without Buffer loads it too.
+const EMPTY = new Uint8Array(0);
 
 function tooLarge(body: Uint8Array | string, limit: number): boolean {
   return (typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength) > limit;
