@@ -23,6 +23,7 @@ export const subpaths = Object.freeze({
   postgres: 'src/stores/postgres-store.ts',
   bullmq: 'src/bullmq/index.ts',
   opentelemetry: 'src/opentelemetry/index.ts',
+  schemas: 'src/schemas/index.ts',
 });
 
 export const PACKAGE_NAME = 'service-webhooks';

@@ -33,6 +33,8 @@ export {
   ConfigurationError,
   EventDeadLetteredError,
   EventInProgressError,
+  EventSchemaError,
+  type EventSchemaIssue,
   EventTooOldError,
   HandlerFailedError,
   HandlerTimeoutError,
@@ -142,8 +144,8 @@ export type {
  * webhooks.on('payment.*', async (event) => console.log(event.type, event.data));
  * ```
  */
-export function createWebhooks<const Schemas extends EventSchemas = NoSchemas>(
-  options: WebhooksOptions & { store: IdempotencyStore; schemas?: Schemas },
+export function createWebhooks<Schemas extends EventSchemas = NoSchemas>(
+  options: WebhooksOptions<Schemas> & { store: IdempotencyStore },
 ): Webhooks<Schemas> {
   return createReceiver(options) as Webhooks<Schemas>;
 }

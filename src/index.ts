@@ -47,11 +47,11 @@ export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
  * });
  * ```
  */
-export function createWebhooks<const Schemas extends EventSchemas = NoSchemas>(
-  options: WebhooksOptions & { schemas?: Schemas },
+export function createWebhooks<Schemas extends EventSchemas = NoSchemas>(
+  options: WebhooksOptions<Schemas>,
 ): Webhooks<Schemas> {
   // Anything but an options object without a store goes on as given: the core says what is wrong.
   if (typeof options !== 'object' || options === null || options.store !== undefined)
-    return createWithStore(options as WebhooksOptions & { store: IdempotencyStore; schemas?: Schemas });
+    return createWithStore(options as WebhooksOptions<Schemas> & { store: IdempotencyStore });
   return createWithStore({ ...options, store: new MemoryStore() });
 }

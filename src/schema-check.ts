@@ -76,7 +76,8 @@ function threw(event: WebhookEvent, cause: unknown): EventSchemaError {
 }
 
 function toIssue(issue: StandardSchemaIssue): EventSchemaIssue {
-  const path = (issue.path ?? []).map((segment) =>
+  // A plain array of keys: a library's path may be an array subclass with state of its own (arktype's).
+  const path = Array.from(issue.path ?? [], (segment) =>
     typeof segment === 'object' && segment !== null ? segment.key : segment,
   );
   return { path, message: issue.message };

@@ -400,7 +400,7 @@ export interface DeliveryRecord {
  * createWebhooks({ secret: [process.env.WEBHOOK_SECRET!, process.env.WEBHOOK_SECRET_OLD!], handlerTimeoutMs: 10_000 });
  * ```
  */
-export interface WebhooksOptions {
+export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
   /**
    * The webhook secret, or several while rotating: a delivery signed with any one of them is accepted.
    * Or a function (sync or async) that returns them, called when the first delivery needs them rather
@@ -470,7 +470,7 @@ export interface WebhooksOptions {
    * a fixed schema deployed within its schedule handles the event) and `onError` gets an
    * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once.
    */
-  schemas?: EventSchemas;
+  schemas?: Schemas;
   /**
    * The dedup scope of this receiver: event ids are remembered per scope, so receivers of different
    * registrations that share a store each handle every event once. Give one name per webhook

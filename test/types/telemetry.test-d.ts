@@ -7,15 +7,13 @@ describe('the telemetry option', () => {
     const webhooks = createWebhooks({ secret: 'whsec_types', telemetry: openTelemetry() });
     expectTypeOf(webhooks).toEqualTypeOf<Webhooks>();
     expectTypeOf(webhooks.telemetry).toEqualTypeOf<WebhookTelemetry | undefined>();
-    expectTypeOf(openTelemetry)
-      .parameter(0)
-      .toEqualTypeOf<
-        | {
-            readonly tracerProvider?: import('@opentelemetry/api').TracerProvider;
-            readonly meterProvider?: import('@opentelemetry/api').MeterProvider;
-          }
-        | undefined
-      >();
+    expectTypeOf(openTelemetry).parameter(0).toEqualTypeOf<
+      | {
+          readonly tracerProvider?: import('@opentelemetry/api').TracerProvider;
+          readonly meterProvider?: import('@opentelemetry/api').MeterProvider;
+        }
+      | undefined
+    >();
   });
 
   test('refuses what is not a plug-in', () => {
