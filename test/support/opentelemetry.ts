@@ -9,6 +9,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import {
   AggregationTemporality,
   type DataPoint,
+  type ExponentialHistogram,
   type Histogram,
   MeterProvider,
   MetricReader,
@@ -40,7 +41,7 @@ export interface OpenTelemetryHarness {
   /** Read the metrics now: `points` and `count` answer from the last collection. */
   collect(): Promise<void>;
   /** The data points of one metric at the last collection (none if it was never recorded). */
-  points(name: string): DataPoint<number | Histogram>[];
+  points(name: string): DataPoint<number | Histogram | ExponentialHistogram>[];
   /** The sum of a counter's points whose attributes include `where`. */
   count(name: string, where?: Record<string, string | number>): number;
   /** Undo the global registration (tracer, meter, context manager) and shut the providers down. */
