@@ -77,12 +77,13 @@ interface Setup {
  */
 async function setup(
   handler: (event: AnyWebhookEvent, ctx: HandlerContext) => Promise<void> | void,
-  worker: { attempts?: number; concurrency?: number } = {},
+  worker: { attempts?: number; concurrency?: number; redisUrl?: string } = {},
 ): Promise<Setup> {
+  const redisUrl = worker.redisUrl ?? redis.url;
   const queueName = uniqueName('telemetry');
   const storePrefix = `${queueName}:store:`;
   const door = await startDoor({
-    redisUrl: redis.url,
+    redisUrl,
     queueName,
     storePrefix,
     receiver: { telemetry: telemetry() },
@@ -97,7 +98,7 @@ async function setup(
       reads += 1;
       return read();
     });
-  const storeClient: Redis = failFastClient(redis.url);
+  const storeClient: Redis = failFastClient(redisUrl);
   const webhooks = createWebhooks({
     secret: SECRET,
     store: new RedisStore({ client: storeClient, prefix: storePrefix }),
@@ -107,7 +108,7 @@ async function setup(
   webhooks.onError(() => {});
   webhooks.onAny(handler);
   const running = startInboxWorker(webhooks, {
-    connection: redis.url,
+    connection: redisUrl,
     queueName,
     monitor: false,
     concurrency: worker.concurrency ?? 5,
@@ -365,4 +366,32 @@ test('the counters say what was sent and handled: queued per new delivery, handl
   for (const run of spansNamed('webhook.inbox.run')) {
     expect(deliveries.get(parentOf(run)!)).toBe(run.attributes['webhook.event.id']);
   }
+});
+
+test("a Redis outage does not hold a collection up: the worker's gauges are given up, the counters still come", async () => {
+  const own = await RedisServer.start();
+  cleanups.push(() => own.destroy());
+  const { door, worker, reads } = await setup(() => {}, { redisUrl: own.url });
+  // Redis is back before the worker and the door close, since they close through it; the worker
+  // closes without waiting, as a graceful BullMQ close called while its blocking connection is still
+  // reconnecting hangs (with or without telemetry).
+  cleanups.push(() => worker.close(true));
+  cleanups.push(() => own.start());
+  expect((await deliver(door.url, createTestEvent('user.created'))).status).toBe(200);
+  await collectUntil(
+    'the run',
+    () => otel.count('webhook.inbox.runs', { 'webhook.outcome': 'handled' }) === 1,
+  );
+
+  await own.stop();
+  const before = reads();
+  const started = performance.now();
+  // The harness's reader collects with no timeout of its own, as a Prometheus scrape does: the
+  // worker's client waits for Redis to come back (BullMQ needs it to), so only the plug-in's own
+  // bound on the read lets the collection end.
+  await otel.collect();
+  expect(performance.now() - started).toBeLessThan(5_000);
+  expect(reads()).toBe(before + 1);
+  expect(otel.count('webhook.deliveries', { 'webhook.outcome': 'queued' })).toBe(1);
+  expect(otel.count('webhook.inbox.runs', { 'webhook.outcome': 'handled' })).toBe(1);
 });
