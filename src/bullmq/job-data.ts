@@ -77,13 +77,31 @@ export function jobOptions(jobId: string): JobsOptions {
   return { jobId, attempts: UNLIMITED_ATTEMPTS, backoff: { type: BACKOFF_TYPE } };
 }
 
-/** The entry as a job holds it: only the entry's fields, whatever else the object carries. */
+/**
+ * The entry as a job holds it: only the entry's fields, whatever else the object carries. The door's
+ * `traceparent` rides along as it is, so the worker's run joins the delivery's trace (and a replay
+ * links to it); only a string is kept, and one the plug-in cannot read is ignored there, never here.
+ */
 export function jobData(entry: InboxEntry, replay?: InboxJobData['replay']): InboxJobData {
-  const data = { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex };
+  const data: InboxJobData = withTraceparent(
+    { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex },
+    entry.traceparent,
+  );
   return replay === undefined ? data : { ...data, replay };
 }
 
-/** The entry of a job's data, for `webhooks.process`. */
+/**
+ * The entry of a job's data, for `webhooks.process`. A job from a door of an older version, or written
+ * by hand, may have no `traceparent` or some other value: the run then starts a trace of its own
+ * rather than fail, since a trace is never a reason to dead-letter an event.
+ */
 export function entryOf(data: InboxJobData): InboxEntry {
-  return { event: data?.event, receivedAt: data?.receivedAt, secretIndex: data?.secretIndex };
+  return withTraceparent(
+    { event: data?.event, receivedAt: data?.receivedAt, secretIndex: data?.secretIndex },
+    data?.traceparent,
+  );
+}
+
+function withTraceparent(entry: InboxEntry, traceparent: unknown): InboxEntry {
+  return typeof traceparent === 'string' ? { ...entry, traceparent } : entry;
 }

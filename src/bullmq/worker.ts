@@ -9,12 +9,14 @@ import {
   ConfigurationError,
   EventDeadLetteredError,
   EventInProgressError,
+  type InboxGauges,
   InvalidInboxEntryError,
   type ProcessOptions,
   type ProcessResult,
   WebhookError,
   type WebhookEvent,
   type Webhooks,
+  type WebhookTelemetry,
 } from 'service-webhooks/core';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
@@ -217,6 +219,11 @@ function checkBlockingClient(connection: InboxConnection, what: string): void {
  * the last failure moves the event to the dead-letter list (BullMQ's failed set) and reports
  * `EventDeadLetteredError` to `onError`. Start as many as you like, in this process or others.
  *
+ * With the receiver's `telemetry` option (`openTelemetry()`), each run is a span in the trace of the
+ * delivery the door queued, each dead letter is counted (`webhook.inbox.runs`, outcome
+ * `dead_lettered`), and the inbox's depth, oldest wait and dead letters are gauges, read from Redis
+ * when the plug-in collects; `close()` stops that.
+ *
  * @example
  * ```ts
  * import { createWebhooks } from 'service-webhooks';
@@ -251,6 +258,8 @@ interface WorkerSettings {
   readonly keepCompleted: number;
   /** `undefined`: `monitor: false`. */
   readonly monitor: Required<InboxMonitorOptions> | undefined;
+  /** The receiver's `telemetry` plug-in: the worker's dead letters and gauges go where its runs go. */
+  readonly telemetry: WebhookTelemetry | undefined;
 }
 
 /** Throws ConfigurationError for the first option that is wrong, in the order they are listed here. */
@@ -291,6 +300,7 @@ function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): 
     maxStalledCount,
     keepCompleted,
     monitor,
+    telemetry: webhooks.telemetry,
   };
 }
 
@@ -307,6 +317,8 @@ class RunningInboxWorker implements InboxWorker {
   readonly #logger: InboxLogger | undefined;
   readonly #opened: OpenedClient;
   readonly #monitor: InboxMonitor | undefined;
+  /** Stops the telemetry plug-in's collections from reading this worker's queue. */
+  readonly #stopObserving: (() => void) | undefined;
   #lastConnectionWarning = 0;
   #closing: Promise<void> | undefined;
 
@@ -345,6 +357,8 @@ class RunningInboxWorker implements InboxWorker {
 
     this.#monitor =
       settings.monitor && new InboxMonitor(webhooks, this.queue, settings.monitor, this.#logger);
+    // Read when the plug-in collects, so a worker without an exporter costs Redis nothing.
+    this.#stopObserving = settings.telemetry?.observeInbox(this.#gauges);
     const { concurrency, attempts } = settings;
     this.#log(
       'info',
@@ -363,11 +377,24 @@ class RunningInboxWorker implements InboxWorker {
   readonly close = (force = false): Promise<void> => {
     this.#closing ??= (async () => {
       this.#monitor?.stop();
+      // Before the queue closes: a collection after it would read a closed connection.
+      this.#stopObserving?.();
       await this.worker.close(force);
       await this.queue.close();
       await this.#opened.close();
     })();
     return this.#closing;
+  };
+
+  /** The inbox's gauges for the telemetry plug-in, from the figures `stats()` reads. */
+  readonly #gauges = async (): Promise<InboxGauges> => {
+    const stats = await inboxStats(this.queue);
+    return {
+      queue: this.#settings.queueName,
+      depth: stats.depth,
+      oldestAgeSeconds: (stats.oldestWaitingMs ?? 0) / 1000,
+      deadLetters: stats.deadLettered,
+    };
   };
 
   /** BullMQ's processor: one attempt at a queued event. */
@@ -431,6 +458,7 @@ class RunningInboxWorker implements InboxWorker {
       return;
     }
     this.#log('error', record, 'webhook inbox: event dead-lettered after its last attempt');
+    this.#settings.telemetry?.deadLettered(typeof event?.type === 'string' ? event.type : undefined);
     this.#webhooks.report(new EventDeadLetteredError(eventId, job.attemptsMade, { cause }), event);
   }
 

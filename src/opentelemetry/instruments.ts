@@ -41,7 +41,8 @@ export function createInstruments(meter: Meter): Instruments {
       unit: '{run}',
     }),
     inboxRuns: meter.createCounter('webhook.inbox.runs', {
-      description: "An inbox worker's runs, by outcome (handled, duplicate, failed, dead_lettered).",
+      description:
+        "An inbox worker's runs, by outcome (handled, duplicate, failed; rejected with error.type event_in_progress when another worker holds the event), and the entries dead-lettered.",
       unit: '{run}',
     }),
   };

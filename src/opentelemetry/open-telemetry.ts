@@ -29,6 +29,14 @@ import { VERSION } from './version.js';
 /** The class of the API's no-op meter: what `getMeter` gives while no SDK is registered. */
 const NOOP_METER = createNoopMeter().constructor;
 
+/**
+ * How long a collection waits for an inbox engine's gauges. The read goes to the queue's backend,
+ * which may be down, and a BullMQ worker's client waits for Redis to come back rather than fail: a
+ * reader with no timeout of its own (a Prometheus scrape) would otherwise wait with it, and lose every
+ * other metric of the process for as long as the outage lasts.
+ */
+const GAUGE_READ_TIMEOUT_MS = 2_000;
+
 /** The instrumentation scope: the tracer's and the meter's name. */
 export const SCOPE_NAME = 'service-webhooks';
 
@@ -161,8 +169,16 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
       unit: '{entry}',
     });
     const observables: Observable[] = [depth, oldestAge, deadLetters];
+    let reading: Promise<InboxGauges> | undefined;
     const callback: BatchObservableCallback = async (result) => {
-      const gauges = await read();
+      // One read at a time: the collections of an outage share the read that waits, rather than pile up.
+      reading ??= Promise.resolve()
+        .then(read)
+        .finally(() => {
+          reading = undefined;
+        });
+      // Given up, the SDK reports the rejection as a collection error and exports the rest.
+      const gauges = await withinTime(reading, GAUGE_READ_TIMEOUT_MS);
       const attributes = { [ATTRIBUTES.queue]: gauges.queue };
       result.observe(depth, gauges.depth, attributes);
       result.observe(oldestAge, gauges.oldestAgeSeconds, attributes);
@@ -184,6 +200,20 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     this.#instruments = createInstruments(this.#meter);
     return this.#instruments;
   }
+}
+
+/** `pending`, or a rejection once `ms` have passed without it settling. */
+function withinTime<T>(pending: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`service-webhooks: the inbox gauges were not read within ${ms} ms`)),
+      ms,
+    );
+    // A collection must never be what keeps a process alive.
+    timer.unref?.();
+  });
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }
 
 /**
