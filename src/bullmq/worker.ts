@@ -9,6 +9,7 @@ import {
   ConfigurationError,
   EventDeadLetteredError,
   EventInProgressError,
+  EventSchemaError,
   type InboxGauges,
   InvalidInboxEntryError,
   type ProcessOptions,
@@ -412,9 +413,10 @@ class RunningInboxWorker implements InboxWorker {
     try {
       return await this.#webhooks.process(entryOf(job.data), run);
     } catch (error) {
-      if (error instanceof InvalidInboxEntryError) {
-        // A poison message (hand-made, or written by something else): no retry can fix it, so it is
-        // dead-lettered now, with the reason, rather than spending every attempt over days.
+      if (error instanceof InvalidInboxEntryError || error instanceof EventSchemaError) {
+        // A poison message (hand-made, or written by something else), or an event its schema refuses:
+        // no retry can fix it, so it is dead-lettered now, with the reason, rather than spending every
+        // attempt over days. A replay once the schema is fixed handles it.
         throw new LastAttemptFailedError(error);
       }
       if (error instanceof EventInProgressError && token !== undefined) {

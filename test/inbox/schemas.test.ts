@@ -1,0 +1,104 @@
+/**
+ * Issue 34 across the queue, on real Redis and real BullMQ: the door acknowledges a signed event
+ * whatever its schema would say (the sender is done with it), and the worker, whose receiver has the
+ * schema, dead-letters an event that fails it at its first attempt, with the schema's reason, running
+ * no handler and spending no retry; a replay once the schema is fixed handles it.
+ */
+import type { Redis } from 'ioredis';
+import { createWebhooks, EventSchemaError, type WebhookError } from 'service-webhooks';
+import { inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
+import { RedisStore } from 'service-webhooks/redis';
+import { createTestEvent } from 'service-webhooks/testing';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { z } from 'zod';
+import { RedisServer } from '../support/redis-servers.js';
+import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+
+let redis: RedisServer;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+
+afterAll(async () => {
+  await redis?.destroy();
+});
+
+const amountInCents = z
+  .object({ data: z.object({ object: z.literal('payment'), id: z.string(), amount: z.number().int() }) })
+  .loose();
+
+function worker(
+  queueName: string,
+  storePrefix: string,
+  schemas: { 'payment.succeeded': typeof amountInCents } | undefined,
+) {
+  const client: Redis = failFastClient(redis.url);
+  const errors: WebhookError[] = [];
+  const handled: unknown[] = [];
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store: new RedisStore({ client, prefix: storePrefix }),
+    ...(schemas ? { schemas } : {}),
+  });
+  webhooks.onError((error) => {
+    errors.push(error);
+  });
+  webhooks.on('payment.succeeded', (event) => {
+    handled.push(event.data.amount);
+  });
+  const running = startInboxWorker(webhooks, {
+    connection: redis.url,
+    queueName,
+    monitor: false,
+    attempts: 5,
+    backoff: [100],
+  });
+  return {
+    errors,
+    handled,
+    running,
+    close: async () => {
+      await running.close();
+      client.disconnect();
+    },
+  };
+}
+
+test('an event that fails its schema is dead-lettered at its first attempt, and a replay after the fix handles it', async () => {
+  const queueName = uniqueName('schemas');
+  const storePrefix = `${queueName}:store:`;
+  const door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  const strict = worker(queueName, storePrefix, { 'payment.succeeded': amountInCents });
+  try {
+    await strict.running.waitUntilReady();
+    const event = createTestEvent('payment.succeeded', { data: { amount: '12.00' } as never });
+    // The door has no schema: the sender is answered 200 once the event is queued.
+    expect((await deliver(door.url, event)).status).toBe(200);
+    await waitUntil('the dead letter', async () => (await admin.list()).items.length === 1, 10_000);
+    const [dead] = (await admin.list()).items;
+    expect(dead).toMatchObject({ eventId: event.id, eventType: 'payment.succeeded', attempts: 1 });
+    expect(dead!.lastError).toMatch(/^event_schema_mismatch: .*data\.amount/);
+    expect(strict.handled).toEqual([]);
+    const reported = strict.errors.find((error) => error instanceof EventSchemaError) as EventSchemaError;
+    expect(reported.issues.map((issue) => issue.path)).toEqual([['data', 'amount']]);
+  } finally {
+    await strict.close();
+  }
+
+  // The schema is fixed (here: the account sends amounts as strings, and the handler accepts that).
+  const fixed = worker(queueName, storePrefix, undefined);
+  try {
+    await fixed.running.waitUntilReady();
+    const [dead] = (await admin.list()).items;
+    await admin.replay(dead!.jobId);
+    await waitUntil('the replay to be handled', () => fixed.handled.length === 1, 10_000);
+    expect(fixed.handled).toEqual(['12.00']);
+    expect((await admin.list()).items).toHaveLength(0);
+  } finally {
+    await fixed.close();
+    await admin.close();
+    await door.close();
+  }
+});
