@@ -2,11 +2,13 @@
 // Run in a project that has service-webhooks in package.json (`deno install` or `npm install` fills
 // node_modules): WEBHOOK_SECRET=... deno run --allow-net --allow-env=WEBHOOK_SECRET,PORT server.ts
 import { createWebhooks } from 'service-webhooks';
+import { eventSchemas } from 'service-webhooks/schemas';
 import { webHandler } from 'service-webhooks/web';
 
 const webhooks = createWebhooks({
   secret: Deno.env.get('WEBHOOK_SECRET')!,
   maxBodyBytes: 16 * 1024, // the service's events are a few KB; refuse more before reading it
+  schemas: eventSchemas, // each event checked against the spec before a handler sees it
 });
 webhooks.on('user.created', (event) => {
   console.log('user.created', event.id, event.data.email);

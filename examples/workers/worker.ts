@@ -7,11 +7,13 @@
 // does not start.
 import { env } from 'cloudflare:workers';
 import { createWebhooks } from 'service-webhooks';
+import { eventSchemas } from 'service-webhooks/schemas';
 import { webHandler } from 'service-webhooks/web';
 
 const webhooks = createWebhooks({
   secret: () => env.WEBHOOK_SECRET,
   maxBodyBytes: 16 * 1024, // the service's events are a few KB; refuse more before reading it
+  schemas: eventSchemas, // each event checked against the spec before a handler sees it
 });
 webhooks.on('user.created', (event) => {
   console.log('user.created', event.id, event.data.email);

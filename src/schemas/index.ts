@@ -23,7 +23,21 @@
  *
  * @module
  */
+import type { StandardSchemaV1, WebhookEventMap, WebhookEventName } from 'service-webhooks/core';
 import { documentedEvent } from './documented-event.js';
+
+/**
+ * A schema for each documented event type, whose output is that type's event as the library types it
+ * (declaration merging included). Named, so the declarations refer to the core by package name.
+ *
+ * @example
+ * ```ts
+ * const schemas: DocumentedEventSchemas = eventSchemas;
+ * ```
+ */
+export type DocumentedEventSchemas = {
+  readonly [Type in WebhookEventName]: StandardSchemaV1<unknown, WebhookEventMap[Type]>;
+};
 
 /**
  * The nine documented event types' schemas, by type.
@@ -34,7 +48,7 @@ import { documentedEvent } from './documented-event.js';
  * if (result.issues) console.error(result.issues);
  * ```
  */
-export const eventSchemas = Object.freeze({
+export const eventSchemas: DocumentedEventSchemas = Object.freeze({
   'user.created': documentedEvent('user.created', 'user', ['name', 'email']),
   'user.updated': documentedEvent('user.updated', 'user', ['name', 'email']),
   'user.deleted': documentedEvent('user.deleted', 'user', ['name', 'email']),

@@ -23,6 +23,7 @@ test(`Bun ${version}: examples/bun loads the built files in dist/ and nothing el
     [
       `${ROOT}dist/core.js`,
       `${ROOT}dist/index.js`,
+      `${ROOT}dist/schemas.js`,
       `${ROOT}dist/web.js`,
       `${ROOT}examples/bun/server.ts`,
     ].sort(),

@@ -28,6 +28,8 @@ test(`Deno ${version}: examples/deno resolves service-webhooks to dist/ and type
       `file://${ROOT}dist/core.js`,
       `file://${ROOT}dist/index.d.ts`,
       `file://${ROOT}dist/index.js`,
+      `file://${ROOT}dist/schemas.d.ts`,
+      `file://${ROOT}dist/schemas.js`,
       `file://${ROOT}dist/web.d.ts`,
       `file://${ROOT}dist/web.js`,
     ].sort(),

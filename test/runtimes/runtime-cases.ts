@@ -160,6 +160,15 @@ export function runRuntimeCases(runtime: RuntimeUnderTest): void {
       expect(await handlerRuns(event.id)).toBe(0);
     });
 
+    test("a signed user.created without data.email fails the examples' first-party schema: 500 event_schema_mismatch, no handler", async () => {
+      const event = createTestEvent('user.created');
+      const { email: _dropped, ...data } = event.data;
+      const answer = await answerTo(receiver.url, signed(JSON.stringify({ ...event, data })));
+      expect(answer.status).toBe(500);
+      expect(errorCode(answer)).toBe('event_schema_mismatch');
+      expect(await handlerRuns(event.id)).toBe(0);
+    });
+
     test('missing signature: 401 missing_signature', async () => {
       const answer = await answerTo(receiver.url, { body: encoder.encode('{}') });
       expect(answer.status).toBe(401);

@@ -108,7 +108,13 @@ test(`${RUNTIME}: the Worker bundles the built files in dist/ and nothing else o
   const { inputs } = await worker();
   const own = inputs.filter((input) => !input.includes('node_modules/'));
   // The root (the example takes the default MemoryStore) loads the core, its one copy.
-  expect(own.sort()).toEqual(['../../dist/core.js', '../../dist/index.js', '../../dist/web.js', 'worker.ts']);
+  expect(own.sort()).toEqual([
+    '../../dist/core.js',
+    '../../dist/index.js',
+    '../../dist/schemas.js',
+    '../../dist/web.js',
+    'worker.ts',
+  ]);
 });
 
 test(`${RUNTIME}: a secret read from process.env at module load stops the Worker from starting`, async () => {
