@@ -29,6 +29,7 @@ import {
   sliceLatencyRatio,
   WARMUP,
 } from './http.js';
+import type { SchemaCostRow } from './schema-cost.js';
 import type { VariantName } from './server.js';
 import type { ServerCostRow } from './server-cost.js';
 import { formatBytes, median, QUICK } from './shared.js';
@@ -253,6 +254,33 @@ function telemetryCost(mode: TelemetryMode, log: (line: string) => void): Teleme
   for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
   if (result.status !== 0) throw new Error('telemetry-cost.ts failed (its output is above).');
   return JSON.parse(result.stdout) as TelemetryCostRow;
+}
+
+function schemaCost(log: (line: string) => void): SchemaCostRow[] {
+  const result = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./schema-cost.ts', import.meta.url)), '--json'],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) },
+    },
+  );
+  for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
+  if (result.status !== 0) throw new Error('schema-cost.ts failed (its output is above).');
+  return JSON.parse(result.stdout) as SchemaCostRow[];
+}
+
+function schemaCostRows(rows: readonly SchemaCostRow[]): Row[] {
+  return rows.map((row) => {
+    const target = row.schema === 'first-party' && row.size === 300 ? 1 : undefined;
+    return {
+      measure: `CPU added to a delivery by \`schemas\`: ${row.schema === 'first-party' ? 'the first-party schemas (service-webhooks/schemas)' : 'a zod 4 schema of the same rules'}, A/B in one process, ${formatBytes(row.size)}`,
+      value: `${row.addedMicros >= 0 ? '+' : ''}${row.addedMicros.toFixed(2)} µs`,
+      target: target === undefined ? '(reported)' : `≤ +${target.toFixed(2)} µs`,
+      met: target === undefined ? undefined : row.addedMicros <= target,
+      context: `${row.withMicros.toFixed(2)} vs ${row.withoutMicros.toFixed(2)} CPU µs per delivery; ${row.rounds} A-B-B-A rounds`,
+    };
+  });
 }
 
 function telemetryCostRows(rows: readonly TelemetryCostRow[]): Row[] {
@@ -586,6 +614,9 @@ const costs = serverCost(log);
 log('\n1e. what `telemetry: openTelemetry()` adds to a delivery (own processes)');
 const telemetry = (['api', 'sdk'] as const).map((mode) => telemetryCost(mode, log));
 
+log('\n1f. what `schemas` adds to a delivery (own process)');
+const schemaCosts = schemaCost(log);
+
 log('\n1d. core as the shared harness measures it (../shared/bench/core-cost.mjs, own processes)');
 const shared = sharedCoreCost(log);
 
@@ -632,6 +663,7 @@ const rows = [
   ...sharedCoreCostRows(shared),
   ...serverCostRows(costs),
   ...telemetryCostRows(telemetry),
+  ...schemaCostRows(schemaCosts),
   ...coreRows(core),
   ...coldStartRows(cold),
   ...httpRows(node, expressGroup, fastifyGroup),

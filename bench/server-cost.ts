@@ -30,7 +30,7 @@ export type Library = typeof import('service-webhooks');
 export const SERVER_COST_SHAPES = ['user.created, ~300 B', '2 KiB, mostly one string'] as const;
 export type Shape = (typeof SERVER_COST_SHAPES)[number];
 
-interface Fixture {
+export interface Fixture {
   readonly body: Buffer;
   readonly headers: Headers;
 }
@@ -83,9 +83,13 @@ function floorVariant(): Variant {
   };
 }
 
+/** Where a segment's deliveries come from: one of the shapes above, or a maker of fixtures. */
+export type FixtureSource = Shape | ((count: number) => Fixture[]);
+
 /** CPU microseconds per delivery of one segment, the receiver and its fixtures made fresh for it. */
-export async function segment(variant: Variant, shape: Shape): Promise<number> {
-  const list = fixtures(shape, DELIVERIES_PER_SEGMENT);
+export async function segment(variant: Variant, source: FixtureSource): Promise<number> {
+  const list =
+    typeof source === 'function' ? source(DELIVERIES_PER_SEGMENT) : fixtures(source, DELIVERIES_PER_SEGMENT);
   const run = variant();
   // The previous segment's garbage is collected before the clock starts, not billed to this one.
   globalThis.gc?.();
@@ -98,6 +102,29 @@ export async function segment(variant: Variant, shape: Shape): Promise<number> {
   }
   const used = process.cpuUsage(before);
   return (used.user + used.system) / list.length;
+}
+
+/**
+ * Each variant's CPU µs per delivery, one sample per round: after one warm-up segment each (so no
+ * variant pays the JIT's first compilation in a measured round), rounds of A-B-B-A (A-B-C-C-B-A),
+ * the order reversed every other round, so each variant runs as often early as late.
+ */
+export async function sideBySide(
+  variants: readonly (readonly [string, Variant])[],
+  source: FixtureSource,
+  rounds: number,
+): Promise<Map<string, number[]>> {
+  for (const [, variant] of variants) await segment(variant, source);
+  const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const forward = [...variants, ...[...variants].reverse()];
+    const order = round % 2 === 0 ? forward : [...forward].reverse();
+    const sums = new Map<string, number>();
+    for (const [name, variant] of order)
+      sums.set(name, (sums.get(name) ?? 0) + (await segment(variant, source)));
+    for (const [name, sum] of sums) samples.get(name)!.push(sum / 2);
+  }
+  return samples;
 }
 
 export interface ServerCostRow {
@@ -125,17 +152,7 @@ export async function runServerCost(log: (line: string) => void): Promise<Server
   if (!globalThis.gc) log('  (no --expose-gc: garbage from one segment may be billed to the next)');
   const rows: ServerCostRow[] = [];
   for (const shape of SERVER_COST_SHAPES) {
-    // One warm-up segment each, so no variant pays the JIT's first compilation in a measured round.
-    for (const [, variant] of variants) await segment(variant, shape);
-    const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      // A-B-B-A (and A-B-C-C-B-A): each variant as often early as late in the round.
-      const order = [...variants, ...[...variants].reverse()];
-      const sums = new Map<string, number>();
-      for (const [name, variant] of order)
-        sums.set(name, (sums.get(name) ?? 0) + (await segment(variant, shape)));
-      for (const [name, sum] of sums) samples.get(name)!.push(sum / 2);
-    }
+    const samples = await sideBySide(variants, shape, ROUNDS);
     const floor = samples.get('floor')!;
     const core = samples.get('core')!;
     const previous = samples.get('before');

@@ -13,7 +13,7 @@
  * Run alone: `npx tsx --tsconfig bench/tsconfig.json bench/telemetry-cost.ts api` after `npm run build`.
  */
 import { pathToFileURL } from 'node:url';
-import { type Library, SERVER_COST_SHAPES, segment, type Variant } from './server-cost.js';
+import { type Library, SERVER_COST_SHAPES, sideBySide, type Variant } from './server-cost.js';
 import { median, QUICK, SECRET } from './shared.js';
 
 const ROUNDS = QUICK ? 2 : 9;
@@ -80,16 +80,7 @@ export async function runTelemetryCost(
     ['without', receiverVariant(library, undefined)],
     ['with', receiverVariant(library, () => openTelemetry())],
   ];
-  for (const [, variant] of variants) await segment(variant, SHAPE);
-  const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const order =
-      round % 2 === 0 ? [...variants, ...[...variants].reverse()] : [...[...variants].reverse(), ...variants];
-    const sums = new Map<string, number>();
-    for (const [name, variant] of order)
-      sums.set(name, (sums.get(name) ?? 0) + (await segment(variant, SHAPE)));
-    for (const [name, sum] of sums) samples.get(name)!.push(sum / 2);
-  }
+  const samples = await sideBySide(variants, SHAPE, ROUNDS);
   const without = samples.get('without')!;
   const withTelemetry = samples.get('with')!;
   const row: TelemetryCostRow = {

@@ -66,6 +66,8 @@ function outcome(accepted: Accepted, result: StandardSchemaResult<unknown>): Acc
   const { event } = accepted;
   if (result.issues !== undefined)
     return new EventSchemaError(event.type, event.id, result.issues.map(toIssue));
+  // A schema that checks without changing (the first-party ones) gives the event itself back.
+  if (result.value === event) return accepted;
   // The id the claim is made under is the verified one, whatever the schema's output holds.
   return { ...accepted, event: result.value as WebhookEvent, eventId: event.id };
 }
