@@ -231,6 +231,29 @@ describe('metrics', () => {
   });
 });
 
+describe('a lost lease', () => {
+  test('is counted in webhook.lease.lost and marked on the span', async () => {
+    const memory = new MemoryStore();
+    // Another attempt took the event over while the handlers ran: the completion finds the claim gone.
+    const takenOver: IdempotencyStore = {
+      claim: async (...args) => memory.claim(...args),
+      complete: async () => 'lost',
+      release: async (...args) => memory.release(...args),
+    };
+    const { tracerProvider, meterProvider } = otel;
+    const webhooks = createWebhooks({
+      secret,
+      store: takenOver,
+      telemetry: openTelemetry({ tracerProvider, meterProvider }),
+    }).on('user.created', () => {});
+    webhooks.onError(() => {});
+    expect((await deliver(webhooks, createTestEvent('user.created'), { secret })).status).toBe(200);
+    expect(otel.span('webhook.delivery').events.map((event) => event.name)).toContain('webhook.lease.lost');
+    await otel.collect();
+    expect(otel.count('webhook.lease.lost', { 'webhook.event.type': 'user.created' })).toBe(1);
+  });
+});
+
 describe('logs join their trace', () => {
   test('the log record of a delivery carries its trace_id and span_id', async () => {
     const records: DeliveryRecord[] = [];
