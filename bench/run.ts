@@ -126,19 +126,22 @@ function check(ratio: number, target: number, atLeast: boolean): boolean | undef
   return atLeast ? ratio >= target : ratio <= target;
 }
 
-/** Section 1c in a process of its own, with --expose-gc; its progress lines pass through. */
-function serverCost(log: (line: string) => void): ServerCostRow[] {
+/**
+ * A section in a process of its own, with --expose-gc (no other section's heap to collect): its
+ * progress lines pass through, and its rows come back as JSON on stdout.
+ */
+function ownProcess<T>(script: string, args: readonly string[], log: (line: string) => void): T {
   const result = spawnSync(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./server-cost.ts', import.meta.url)), '--json'],
+    ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url)), ...args, '--json'],
     {
       encoding: 'utf8',
       env: { ...process.env, TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) },
     },
   );
   for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
-  if (result.status !== 0) throw new Error('server-cost.ts failed (its output is above).');
-  return JSON.parse(result.stdout) as ServerCostRow[];
+  if (result.status !== 0) throw new Error(`${script} failed (its output is above).`);
+  return JSON.parse(result.stdout) as T;
 }
 
 /**
@@ -233,41 +236,6 @@ function sharedCoreCostRows(results: readonly SharedCoreCost[]): Row[] {
       context: context(telemetry[mode].line),
     })),
   ]);
-}
-
-function telemetryCost(mode: TelemetryMode, log: (line: string) => void): TelemetryCostRow {
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--expose-gc',
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('./telemetry-cost.ts', import.meta.url)),
-      mode,
-      '--json',
-    ],
-    {
-      encoding: 'utf8',
-      env: { ...process.env, TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) },
-    },
-  );
-  for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
-  if (result.status !== 0) throw new Error('telemetry-cost.ts failed (its output is above).');
-  return JSON.parse(result.stdout) as TelemetryCostRow;
-}
-
-function schemaCost(log: (line: string) => void): SchemaCostRow[] {
-  const result = spawnSync(
-    process.execPath,
-    ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./schema-cost.ts', import.meta.url)), '--json'],
-    {
-      encoding: 'utf8',
-      env: { ...process.env, TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) },
-    },
-  );
-  for (const line of result.stderr.split('\n')) if (line.trim() !== '') log(line);
-  if (result.status !== 0) throw new Error('schema-cost.ts failed (its output is above).');
-  return JSON.parse(result.stdout) as SchemaCostRow[];
 }
 
 function schemaCostRows(rows: readonly SchemaCostRow[]): Row[] {
@@ -609,13 +577,15 @@ const { runCore } = await import('./core.js');
 const core = await runCore(log);
 
 log('\n1c. core as a server pays it: CPU time, fresh fixtures per segment, event-loop turns (own process)');
-const costs = serverCost(log);
+const costs = ownProcess<ServerCostRow[]>('./server-cost.ts', [], log);
 
 log('\n1e. what `telemetry: openTelemetry()` adds to a delivery (own processes)');
-const telemetry = (['api', 'sdk'] as const).map((mode) => telemetryCost(mode, log));
+const telemetry = (['api', 'sdk'] as const).map((mode) =>
+  ownProcess<TelemetryCostRow>('./telemetry-cost.ts', [mode], log),
+);
 
 log('\n1f. what `schemas` adds to a delivery (own process)');
-const schemaCosts = schemaCost(log);
+const schemaCosts = ownProcess<SchemaCostRow[]>('./schema-cost.ts', [], log);
 
 log('\n1d. core as the shared harness measures it (../shared/bench/core-cost.mjs, own processes)');
 const shared = sharedCoreCost(log);
