@@ -34,7 +34,10 @@ const FRAMEWORKS = [
   'bullmq',
 ];
 /** Subpaths that need their optional peer to load at all. */
-const NEEDS_PEER = { 'service-webhooks/bullmq': 'bullmq' };
+const NEEDS_PEER = {
+  'service-webhooks/bullmq': 'bullmq',
+  'service-webhooks/opentelemetry': '@opentelemetry/api',
+};
 
 /** Shared by both scripts; `load` is `import` or `require`. */
 const body = (load: string) => `
@@ -48,7 +51,8 @@ for (const subpath of subpaths) {
   try {
     loaded[subpath] = Object.keys(await ${load}(subpath)).sort();
   } catch (error) {
-    refused[subpath] = [error.code, String(error.message).includes("'bullmq'")];
+    const peer = ${JSON.stringify(NEEDS_PEER)}[subpath];
+    refused[subpath] = [error.code, peer !== undefined && String(error.message).includes("'" + peer + "'")];
   }
 }
 
@@ -155,9 +159,12 @@ for (const file of ['check.mjs', 'check.cjs']) {
     const result = JSON.parse(stdout);
     const subpaths = Object.keys(exportsMap).filter((key) => key !== './package.json');
     expect(Object.keys(result.loaded)).toHaveLength(subpaths.length - Object.keys(NEEDS_PEER).length);
-    // Without its peer the inbox engine fails at once, with the error naming the package to install.
+    // Without its peer the inbox engine or the telemetry plug-in fails at once, with the error naming
+    // the package to install.
+    const notFound = file === 'check.mjs' ? 'ERR_MODULE_NOT_FOUND' : 'MODULE_NOT_FOUND';
     expect(result.refused).toEqual({
-      'service-webhooks/bullmq': [file === 'check.mjs' ? 'ERR_MODULE_NOT_FOUND' : 'MODULE_NOT_FOUND', true],
+      'service-webhooks/bullmq': [notFound, true],
+      'service-webhooks/opentelemetry': [notFound, true],
     });
     for (const [subpath, names] of Object.entries(result.loaded)) {
       expect((names as string[]).length, subpath).toBeGreaterThan(0);
