@@ -312,6 +312,26 @@ describe('verifyAndParse', () => {
   });
 });
 
+describe('the age window, at its edges', () => {
+  test('an event exactly maxEventAgeSeconds old, or exactly 5 minutes ahead, is accepted; one second more is not', async () => {
+    vi.useFakeTimers({ now: 1_800_000_000_000, toFake: ['Date'] });
+    try {
+      const now = Date.now() / 1000;
+      const webhooks = createWebhooks({ secret, maxEventAgeSeconds: 600, dedupTtlSeconds: 600 });
+      const parse = (created: number) => {
+        const body = JSON.stringify(createTestEvent('user.created', { created }));
+        return webhooks.verifyAndParse(body, signPayload(body, secret));
+      };
+      await expect(parse(now - 600)).resolves.toMatchObject({ created: now - 600 });
+      await expect(parse(now - 601)).rejects.toBeInstanceOf(EventTooOldError);
+      await expect(parse(now + 300)).resolves.toMatchObject({ created: now + 300 });
+      await expect(parse(now + 301)).rejects.toBeInstanceOf(EventTooOldError);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('logger', () => {
   function recorder() {
     const records: { level: string; record: DeliveryRecord }[] = [];

@@ -191,3 +191,26 @@ describe('secret as a function', () => {
     expect(runs).toBe(2);
   });
 });
+
+describe('secret as a function, in a worker', () => {
+  test("a worker's first run asks for the secret (the scope depends on it); a failing one rejects, and runs nothing", async () => {
+    let calls = 0;
+    let ran = 0;
+    const webhooks = createWebhooks({
+      secret: () => {
+        calls++;
+        if (calls === 1) throw new Error('secrets manager down');
+        return SECRET;
+      },
+      store: new MemoryStore(),
+    }).on('user.created', () => {
+      ran++;
+    });
+    webhooks.onError(() => {});
+    const entry = { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 };
+    await expect(webhooks.process(entry)).rejects.toBeInstanceOf(SecretUnavailableError);
+    expect(ran).toBe(0);
+    expect(await webhooks.process(entry)).toBe('handled');
+    expect([calls, ran]).toEqual([2, 1]);
+  });
+});
