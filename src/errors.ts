@@ -203,7 +203,16 @@ export class HandlerFailedError extends WebhookError {
   }
 }
 
-/** One problem a schema found in an event: where (keys from the event's root) and what. */
+/**
+ * One problem a schema found in an event: where (keys from the event's root) and what.
+ *
+ * @example
+ * ```ts
+ * webhooks.onError((error) => {
+ *   if (error instanceof EventSchemaError) for (const { path, message } of error.issues) console.log(path.join('.'), message);
+ * });
+ * ```
+ */
 export interface EventSchemaIssue {
   readonly path: readonly PropertyKey[];
   readonly message: string;

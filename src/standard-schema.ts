@@ -25,7 +25,14 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': StandardSchemaProps<Input, Output>;
 }
 
-/** The `~standard` property of a {@link StandardSchemaV1}. */
+/**
+ * The `~standard` property of a {@link StandardSchemaV1}.
+ *
+ * @example
+ * ```ts
+ * const result = await schema['~standard'].validate(event);
+ * ```
+ */
 export interface StandardSchemaProps<Input = unknown, Output = Input> {
   readonly version: 1;
   /** Who made the schema: `zod`, `valibot`, `arktype`, `service-webhooks`, … */
@@ -36,19 +43,40 @@ export interface StandardSchemaProps<Input = unknown, Output = Input> {
   readonly types?: { readonly input: Input; readonly output: Output } | undefined;
 }
 
-/** A {@link StandardSchemaProps.validate} result: the output, or the issues. */
+/**
+ * A {@link StandardSchemaProps.validate} result: the output, or the issues.
+ *
+ * @example
+ * ```ts
+ * const result: StandardSchemaResult<number> = { issues: [{ message: 'must be a number', path: ['data', 'amount'] }] };
+ * ```
+ */
 export type StandardSchemaResult<Output> =
   | { readonly value: Output; readonly issues?: undefined }
   | { readonly issues: readonly StandardSchemaIssue[] };
 
-/** One problem a schema found. */
+/**
+ * One problem a schema found.
+ *
+ * @example
+ * ```ts
+ * const issue: StandardSchemaIssue = { message: 'must be an e-mail address', path: ['data', { key: 'email' }] };
+ * ```
+ */
 export interface StandardSchemaIssue {
   readonly message: string;
   /** Where: keys from the value's root, each a key or `{ key }`. */
   readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
 }
 
-/** The output type of a schema: what a handler receives when the schema is its event type's. */
+/**
+ * The output type of a schema: what a handler receives when the schema is its event type's.
+ *
+ * @example
+ * ```ts
+ * type Payment = InferSchemaOutput<typeof paymentSchema>;
+ * ```
+ */
 export type InferSchemaOutput<Schema extends StandardSchemaV1> = NonNullable<
   Schema['~standard']['types']
 >['output'];

@@ -43,7 +43,14 @@ export interface WebhookTelemetry {
   observeInbox(read: () => Promise<InboxGauges>): () => void;
 }
 
-/** How a worker's run of an inbox entry begins, as {@link WebhookTelemetry.startInboxRun} is told. */
+/**
+ * How a worker's run of an inbox entry begins, as {@link WebhookTelemetry.startInboxRun} is told.
+ *
+ * @example
+ * ```ts
+ * const run = telemetry.startInboxRun({ traceparent: entry.traceparent, attempt: 2, replayId: undefined });
+ * ```
+ */
 export interface InboxRunStart {
   /** The W3C `traceparent` the door wrote into the entry, if it wrote one. */
   readonly traceparent: string | undefined;
@@ -53,7 +60,14 @@ export interface InboxRunStart {
   readonly replayId: string | undefined;
 }
 
-/** What an inbox engine reports of its queue when the plug-in collects. */
+/**
+ * What an inbox engine reports of its queue when the plug-in collects.
+ *
+ * @example
+ * ```ts
+ * const stop = webhooks.telemetry?.observeInbox(async () => ({ queue: 'webhooks', depth: 3, oldestAgeSeconds: 1.5, deadLetters: 0 }));
+ * ```
+ */
 export interface InboxGauges {
   /** The queue's name, so that the gauges of two queues stay apart. */
   readonly queue: string;
@@ -65,10 +79,29 @@ export interface InboxGauges {
   readonly deadLetters: number;
 }
 
-/** A step of a delivery that waits on something outside the process, made visible in its trace. */
+/**
+ * A step of a delivery that waits on something outside the process, made visible in its trace.
+ *
+ * @example
+ * ```ts
+ * const step: TelemetryStep = 'store.claim';
+ * ```
+ */
 export type TelemetryStep = 'store.claim' | 'store.complete' | 'store.release' | 'inbox.enqueue';
 
-/** The record of one delivery (or one worker's run) as the core makes it. */
+/**
+ * The record of one delivery (or one worker's run) as the core makes it: what a plug-in returns from
+ * `startDelivery`, called by the core in this order.
+ *
+ * @example
+ * ```ts
+ * const delivery = telemetry.startDelivery();
+ * delivery?.within(() => {
+ *   delivery.verified(event.id, event.type, 0);
+ *   delivery.end({ outcome: 'handled', status: 200, code: undefined, error: undefined, late: false });
+ * });
+ * ```
+ */
 export interface DeliveryTelemetry {
   /** The signature held: from here on the event's id and type may be recorded (never before). */
   verified(eventId: string, eventType: string, secretIndex: number): void;
@@ -102,7 +135,14 @@ export interface DeliveryTelemetry {
   end(answer: DeliveryAnswer): void;
 }
 
-/** An answer as {@link DeliveryTelemetry.end} is told it: the same fields the log record has. */
+/**
+ * An answer as {@link DeliveryTelemetry.end} is told it: the same fields the log record has.
+ *
+ * @example
+ * ```ts
+ * const answer: DeliveryAnswer = { outcome: 'rejected', status: 401, code: 'invalid_signature', error: undefined, late: false };
+ * ```
+ */
 export interface DeliveryAnswer {
   readonly outcome: DeliveryOutcome;
   readonly status: number;

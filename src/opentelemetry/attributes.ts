@@ -3,6 +3,11 @@ import { isKnownEventType } from 'service-webhooks/core';
 /**
  * Attribute names, in OpenTelemetry's semantic-convention style: the general ones where a convention
  * exists (`http.response.status_code`, `error.type`), the `webhook.*` namespace for the rest.
+ *
+ * @example
+ * ```ts
+ * const failed = spans.filter((span) => span.attributes[ATTRIBUTES.outcome] === 'failed');
+ * ```
  */
 export const ATTRIBUTES = Object.freeze({
   eventId: 'webhook.event.id',

@@ -37,12 +37,24 @@ const NOOP_METER = createNoopMeter().constructor;
  */
 const GAUGE_READ_TIMEOUT_MS = 2_000;
 
-/** The instrumentation scope: the tracer's and the meter's name. */
+/**
+ * The instrumentation scope: the tracer's and the meter's name.
+ *
+ * @example
+ * ```ts
+ * const spans = exporter.getFinishedSpans().filter((span) => span.instrumentationScope.name === SCOPE_NAME);
+ * ```
+ */
 export const SCOPE_NAME = 'service-webhooks';
 
 /**
  * Where {@link openTelemetry} sends what it records. Each defaults to the provider registered with
  * `@opentelemetry/api` (what `NodeSDK.start()` or `provider.register()` sets).
+ *
+ * @example
+ * ```ts
+ * createWebhooks({ secret, telemetry: openTelemetry({ tracerProvider, meterProvider }) });
+ * ```
  */
 export interface OpenTelemetryOptions {
   readonly tracerProvider?: TracerProvider;
