@@ -1,6 +1,7 @@
 /**
  * Test helpers for receivers and stores: sign bodies as the service does, build realistic events,
- * deliver them without HTTP, and check a store against the IdempotencyStore contract.
+ * deliver them without HTTP, and check a store against the IdempotencyStore contract: by examples
+ * (`storeConformanceSuite`), and against a model of its rules, for linearizability.
  *
  * @example
  * ```ts
@@ -13,7 +14,23 @@ export { SIGNATURE_HEADER, signPayload, signPayloadWeb } from 'service-webhooks/
 export { createTestEvent, type TestEventOverrides } from './create-test-event.js';
 export { type DeliverOptions, deliver } from './deliver.js';
 export {
+  checkLinearizable,
+  type KeyVerdict,
+  type LinearizabilityOptions,
+  type ObservedCall,
+  UNKNOWN,
+} from './linearizability.js';
+export {
   StoreConformanceError,
   type StoreConformanceOptions,
   storeConformanceSuite,
 } from './store-conformance-suite.js';
+export {
+  ABSENT,
+  type ModelRecord,
+  type ModelStep,
+  modelSteps,
+  SequentialStoreModel,
+  type StoreAnswer,
+  type StoreCall,
+} from './store-model.js';
