@@ -1,7 +1,8 @@
 /**
  * Test helpers for receivers and stores: sign bodies as the service does, build realistic events,
  * deliver them without HTTP, and check a store against the IdempotencyStore contract: by examples
- * (`storeConformanceSuite`), and against a model of its rules, for linearizability.
+ * (`storeConformanceSuite`), and against a model of its rules, for linearizability (`checkStore`,
+ * `storeModelSuite`).
  *
  * @example
  * ```ts
@@ -11,6 +12,12 @@
  * @packageDocumentation
  */
 export { SIGNATURE_HEADER, signPayload, signPayloadWeb } from 'service-webhooks/core';
+export {
+  type CheckStoreOptions,
+  checkStore,
+  type StoreCheckReport,
+  StoreModelError,
+} from './check-store.js';
 export { createTestEvent, type TestEventOverrides } from './create-test-event.js';
 export { type DeliverOptions, deliver } from './deliver.js';
 export {
@@ -20,6 +27,7 @@ export {
   type ObservedCall,
   UNKNOWN,
 } from './linearizability.js';
+export { InjectedStoreFault, type StoreCheckContext } from './store-check-context.js';
 export {
   StoreConformanceError,
   type StoreConformanceOptions,
@@ -34,3 +42,4 @@ export {
   type StoreAnswer,
   type StoreCall,
 } from './store-model.js';
+export { type StoreModelSuiteOptions, storeModelSuite } from './store-model-suite.js';
