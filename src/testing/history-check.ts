@@ -246,17 +246,16 @@ function timing(
 }
 
 /**
- * Rule 8's tell: calls that answered although a failure was injected while they were in flight. A store
- * may retry and then answer the truth, so this only names the rule when such a call is the one no order
- * explains, or the one that wrote the record it contradicts.
+ * Rule 8's tell: calls that answered although a failure was injected into them (the runner knows which
+ * call a fault hit where the runtime tracks async context). A store may retry and then answer the
+ * truth, so this only names the rule when such a call is the one no order explains, or the one that
+ * wrote the record it contradicts.
  */
 function guesses(history: RecordedHistory): RecordedCall[] {
-  const failures = history.faults.filter((fault) => fault.choice === 'throw');
-  return history.calls.filter(
-    (recorded) =>
-      recorded.outcome.kind === 'answered' &&
-      failures.some((fault) => recorded.startSeq < fault.seq && fault.seq < recorded.endSeq),
+  const hit = new Set(
+    history.faults.filter((fault) => fault.choice === 'throw').map((fault) => fault.callId),
   );
+  return history.calls.filter((recorded) => recorded.outcome.kind === 'answered' && hit.has(recorded.id));
 }
 
 function ms(value: number): string {

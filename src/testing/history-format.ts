@@ -37,9 +37,10 @@ export function formatHistory(history: RecordedHistory, violation?: HistoryViola
   ].sort((a, b) => a.seq - b.seq);
   for (const { recorded, fault } of events.slice(0, MAX_LINES)) {
     if (fault !== undefined) {
-      lines.push(
-        `     ↯ injected: ${fault.choice === 'throw' ? 'a failure' : 'a slow answer'} in ${fault.operation} at ${fault.atMs.toFixed(1)}`,
-      );
+      const hit = fault.callId === undefined ? undefined : history.calls[fault.callId];
+      const into = hit === undefined ? '' : ` of c${hit.client}'s ${hit.call.method}`;
+      const what = fault.choice === 'throw' ? 'a failure' : 'a slow answer';
+      lines.push(`     ↯ injected: ${what} in ${fault.operation}${into} at ${fault.atMs.toFixed(1)}`);
       continue;
     }
     if (recorded === undefined) continue;
