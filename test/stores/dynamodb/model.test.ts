@@ -1,7 +1,7 @@
 /**
  * DynamoDBStore checked against the store model (checkStore) on dynalite (./dynalite.ts: the DynamoDB
  * API on this machine, not AWS): generated concurrent histories, each checked for linearizability, with
- * failures and slow answers injected around each request. The seed is new on every run (a failure
+ * failures and slow answers injected into requests on their way. The seed is new on every run (a failure
  * prints it); STORE_CHECK_SEED pins it to replay one.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -31,14 +31,23 @@ afterAll(async () => {
 });
 
 /**
- * The client as the store sees it, with the checker's fault hook around each request: a failure before
- * it is sent (nothing written), or after DynamoDB answered (the answer lost); or a slow answer.
+ * The client as the store sees it, with the checker's fault hook on each request once it is sent: a
+ * failure (the write may or may not have landed; its answer is lost) or an answer slower than the
+ * deadline. Not a delay before the request leaves: DynamoDB conditions have no server clock, so the
+ * store reads the writer's clock (Date.now()) as it builds the request, and a lease counts from then.
+ * A request held back for longer than a short lease would be written already ended, which the model,
+ * counting a lease from when its write takes effect, rightly flags; with the README's 45 s leases and
+ * a 1 s request timeout it cannot happen.
  */
 function faulty(fault: StoreCheckContext['fault']): DynamoDBClient {
   const send = async (command: Parameters<DynamoDBClient['send']>[0]) => {
-    await fault('request');
-    const answer = await client.send(command);
-    await fault('answer');
+    const answer = client.send(command);
+    try {
+      await fault('answer');
+    } catch (error) {
+      answer.catch(() => {});
+      throw error;
+    }
     return answer;
   };
   return { send } as unknown as DynamoDBClient;
