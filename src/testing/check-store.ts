@@ -234,8 +234,19 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
         throw error;
       }
     };
+    // Setup and teardown failures are the caller's, reported as they are (not shrunk as violations).
+    const tearDown = async () => {
+      if (store === undefined) return;
+      try {
+        await options.teardown?.(store);
+      } catch (error) {
+        setupError ??= error;
+        throw error;
+      }
+    };
+    let history: RecordedHistory;
     try {
-      return await runHistory(plan, {
+      history = await runHistory(plan, {
         openStore,
         clock: virtual ? new VirtualClock() : new RealClock(),
         keyPrefix: `${run}-${++sequence}-`,
@@ -247,9 +258,12 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
         longestWaitMs: 4 * unitMs,
         slowMs: Math.round(deadlineMs * 1.5),
       });
-    } finally {
-      if (store !== undefined) await options.teardown?.(store);
+    } catch (error) {
+      await tearDown().catch(() => {});
+      throw error;
     }
+    await tearDown();
+    return history;
   };
 
   const property = fc.asyncProperty(

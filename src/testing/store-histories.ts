@@ -137,8 +137,15 @@ const KEY_FAMILIES: Readonly<Record<string, readonly string[]>> = {
   tail: ['a', 'b'],
   // Keys that are prefixes of one another, and trailing spaces (PAD SPACE collations ignore them).
   prefix: ['evt_1', 'evt_10', 'evt_1 '],
-  // Separators and Redis hash-tag braces, and what an escaping scheme would turn them into.
-  separators: ['scope:evt_1', 'scope_evt_1', '{scope}evt_1', '%7Bscope%7Devt_1'],
+  // Separators, spaces and Redis hash-tag braces, and what an escaping scheme would turn them into.
+  separators: [
+    'scope:evt_1',
+    'scope_evt_1',
+    'scope#evt_1',
+    'scope evt_1',
+    '{scope}evt_1',
+    '%7Bscope%7Devt_1',
+  ],
   // Any Unicode: astral characters, a character UTF-8 cannot hold alone (an unpaired surrogate) next
   // to the replacement character it would become, and NUL, where C strings end.
   unicode: ['🚀 evt_1', '🚁 evt_1', 'evt_\uD800', 'evt_\uFFFD', 'evt\u0000x', 'evt'],

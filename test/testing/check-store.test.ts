@@ -125,6 +125,24 @@ describe('renew', () => {
   });
 });
 
+describe('setup', () => {
+  test('a createStore or teardown that throws is reported as it is, not as a violation', async () => {
+    const broken = new Error('no database');
+    await expect(checkStore({ createStore: () => Promise.reject(broken), histories: 5 })).rejects.toBe(
+      broken,
+    );
+    await expect(
+      checkStore({
+        createStore: () => new MemoryStore(),
+        teardown: () => {
+          throw broken;
+        },
+        histories: 5,
+      }),
+    ).rejects.toBe(broken);
+  });
+});
+
 describe('fast-check, an optional peer dependency', () => {
   test('is loaded only when a check runs: src/testing imports its types, never the module', async () => {
     const folder = repoPath('src', 'testing');
