@@ -75,13 +75,14 @@ export interface CheckStoreOptions {
   clockToleranceMs?: number | undefined;
   /**
    * A client gives up on a call after this long, as the core does at `storeTimeoutMs`, and moves on; the
-   * call is still recorded when it settles (its write may land late).
-   * @default 8 × timeUnitMs
+   * call is still recorded when it settles (its write may land late). An injected slow answer takes
+   * this plus one time unit.
+   * @default 4 × timeUnitMs
    */
   callDeadlineMs?: number | undefined;
   /**
-   * Whether `context.fault` injects failures and slow answers (in about one call in ten of a store that
-   * awaits it).
+   * Whether `context.fault` injects failures and slow answers: up to three per history, among its first
+   * forty hook calls, one in four of them slow.
    * @default true
    */
   faults?: boolean | undefined;
@@ -208,7 +209,7 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
   const concurrency = positiveInteger(options.concurrency ?? 8, 'concurrency');
   const histories = positiveInteger(options.histories ?? DEFAULT_HISTORIES, 'histories');
   const unitMs = positiveInteger(options.timeUnitMs ?? DEFAULT_UNIT_MS, 'timeUnitMs');
-  const deadlineMs = options.callDeadlineMs ?? 8 * unitMs;
+  const deadlineMs = options.callDeadlineMs ?? 4 * unitMs;
   const toleranceMs = options.clockToleranceMs ?? (virtual ? 0 : 2);
   const shrinkTimeMs = options.shrinkTimeMs ?? 20_000;
   const seed = options.seed ?? (Math.random() * 0x7fffffff) | 0;
@@ -256,7 +257,7 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
         hangMs: Math.max(10_000, deadlineMs * 10),
         renews,
         longestWaitMs: 4 * unitMs,
-        slowMs: Math.round(deadlineMs * 1.5),
+        slowMs: deadlineMs + unitMs,
       });
     } catch (error) {
       await tearDown().catch(() => {});

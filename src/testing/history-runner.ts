@@ -83,7 +83,7 @@ export interface RecordedHistory {
  * await runHistory(plan, {
  *   openStore: async () => new MemoryStore(), clock: new RealClock(), keyPrefix: 'h1-',
  *   gate: (label) => s.schedule(Promise.resolve(label), label), release: (until) => s.waitFor(until),
- *   deadlineMs: 240, hangMs: 10_000, renews: true, longestWaitMs: 120, slowMs: 360,
+ *   deadlineMs: 120, hangMs: 10_000, renews: true, longestWaitMs: 120, slowMs: 150,
  * });
  * ```
  */

@@ -1,5 +1,5 @@
 import type { HistoryClock } from './history-clock.js';
-import type { FaultChoice } from './store-histories.js';
+import type { PlannedFault } from './store-histories.js';
 
 /**
  * What `checkStore` hands `createStore` for each history. A store may ignore it all; each part it uses
@@ -52,26 +52,26 @@ export class InjectedStoreFault extends Error {
 }
 
 /**
- * The fault hook of one history: the plan's choices in turn, over and over; a slow answer parks on the
+ * The fault hook of one history: the plan's faults, each at its turn; a slow answer parks on the
  * history's clock for `slowMs` (past the call deadline) and then lets the call go on. `onFault` hears of
  * each fault as it is injected.
  *
  * @example
  * ```ts
- * const fault = faultHook(['none', 'throw'], clock, 300, () => injected++);
+ * const fault = faultHook([{ at: 1, choice: 'throw' }], clock, 300, () => injected++);
  * ```
  */
 export function faultHook(
-  choices: readonly FaultChoice[],
+  faults: readonly PlannedFault[],
   clock: HistoryClock,
   slowMs: number,
-  onFault: (choice: Exclude<FaultChoice, 'none'>, operation: string) => void,
+  onFault: (choice: PlannedFault['choice'], operation: string) => void,
 ): (operation: string) => Promise<void> {
-  let next = 0;
+  let turn = 0;
   return async (operation) => {
-    if (choices.length === 0) return;
-    const choice = choices[next++ % choices.length]!;
-    if (choice === 'none') return;
+    const at = turn++;
+    const choice = faults.find((fault) => fault.at === at)?.choice;
+    if (choice === undefined) return;
     onFault(choice, operation);
     if (choice === 'throw') throw new InjectedStoreFault(`injected fault: ${operation} failed`);
     await clock.sleep(slowMs);

@@ -68,15 +68,19 @@ export type ClientStep =
   | { readonly kind: 'vanish' };
 
 /**
- * What the fault hook (`StoreCheckContext.fault`) does the nth time a store calls it: nothing, throw,
- * or take longer than the call deadline (and then go on, so a late write still lands).
+ * A fault the hook (`StoreCheckContext.fault`) injects the `at`-th time a store awaits it in a history
+ * (counting from 0): throw, or take longer than the call deadline and then go on, so that a late write
+ * still lands. Every other time it resolves at once.
  *
  * @example
  * ```ts
- * const faults: FaultChoice[] = ['none', 'none', 'throw', 'slow'];
+ * const faults: PlannedFault[] = [{ at: 3, choice: 'throw' }, { at: 17, choice: 'slow' }];
  * ```
  */
-export type FaultChoice = 'none' | 'throw' | 'slow';
+export interface PlannedFault {
+  readonly at: number;
+  readonly choice: 'throw' | 'slow';
+}
 
 /**
  * A key of a generated history: `text` is the key without the history's unique prefix; a `long` key is
@@ -98,7 +102,7 @@ export interface PlannedKey {
 /**
  * A generated history before it runs: its keys, the processes its clients belong to (each a UUID, the
  * first half of the core's claim tokens), one program per client (empty for a client that does
- * nothing), and the fault hook's answers (used in turn, over and over).
+ * nothing), and the faults the hook injects.
  *
  * @example
  * ```ts
@@ -109,7 +113,7 @@ export interface HistoryPlan {
   readonly keys: readonly PlannedKey[];
   readonly processes: readonly string[];
   readonly clients: readonly (readonly ClientStep[])[];
-  readonly faults: readonly FaultChoice[];
+  readonly faults: readonly PlannedFault[];
 }
 
 /**
@@ -243,11 +247,13 @@ export function historyPlans(
       ...(steps[6] ? [{ weight: 2, arbitrary: steps[6] }] : []),
       { weight: 1, arbitrary: fc.constant<ClientStep>({ kind: 'vanish' }) },
     );
-    const fault = fc.oneof(
-      { weight: 30, arbitrary: fc.constant<FaultChoice>('none') },
-      { weight: 2, arbitrary: fc.constant<FaultChoice>('throw') },
-      { weight: 1, arbitrary: fc.constant<FaultChoice>('slow') },
-    );
+    // A few faults per history, anywhere among the hook calls of a typical history (a store awaits it
+    // once or twice per call). Slow ones are rarer: each holds its client past the deadline, and a
+    // history with many would take seconds.
+    const fault = fc.record({
+      at: fc.nat({ max: 40 }),
+      choice: fc.constantFrom<PlannedFault['choice']>('throw', 'throw', 'throw', 'slow'),
+    });
     return fc.record({
       keys: fc.constant(keys),
       // Two or three processes: clients of one process share its UUID, so their tokens differ only in
@@ -258,7 +264,7 @@ export function historyPlans(
         minLength: options.concurrency,
         maxLength: options.concurrency,
       }),
-      faults: options.faults ? fc.array(fault, { maxLength: 40 }) : fc.constant([]),
+      faults: options.faults ? fc.array(fault, { maxLength: 3 }) : fc.constant([]),
     });
   });
 }

@@ -46,7 +46,7 @@ storeModelSuite({
   createStore: ({ fault }) => new PostgresStore({ pool: faulty(fault), table }),
   describe,
   test,
-  histories: 100,
+  histories: 200,
   timeLimitMs: 28_000,
   seed: storeCheckSeed(),
 });
