@@ -18,6 +18,8 @@ export interface HistoryViolation {
   readonly summary: string;
   readonly detail: string;
   readonly key: number;
+  /** The keys whose calls show the violation: `key`, and for rule 7 the key it shares a record with. */
+  readonly keys: readonly number[];
   readonly callId: number;
   readonly explained: readonly number[];
 }
@@ -69,6 +71,7 @@ export function checkHistory(
           summary: `${recorded.call.method} answered ${show(answer)}, which is not an answer of the contract`,
           detail: `${recorded.call.method} may answer ${allowed.map(show).join(' or ')}.`,
           key: recorded.key,
+          keys: [recorded.key],
           callId: recorded.id,
           explained: [],
         },
@@ -129,7 +132,12 @@ function explain(
 ): HistoryViolation {
   const stuck = history.calls[verdict.stuck]!;
   const answer = stuck.outcome.kind === 'answered' ? stuck.outcome.answer : undefined;
-  const base = { key, callId: stuck.id, explained: verdict.explained };
+  const base = {
+    key,
+    keys: mergedWith === undefined ? [key] : [key, mergedWith],
+    callId: stuck.id,
+    explained: verdict.explained,
+  };
   const allowed =
     verdict.allowed.length === 0
       ? 'no answer fits at any instant of its interval'

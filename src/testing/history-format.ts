@@ -30,10 +30,16 @@ export function formatHistory(history: RecordedHistory, violation?: HistoryViola
   lines.push(
     'calls (ms from the history start; #n: place in the longest order the model explains; ✗: the call no order explains):',
   );
-  // Calls in the order they were made, each injected fault among them where it happened.
+  // Calls in the order they were made, each injected fault among them where it happened. For a
+  // violation, only the calls of the keys that show it: linearizability is checked key by key, so the
+  // others cannot explain it (they are counted below).
+  const shown = violation === undefined ? undefined : new Set(violation.keys);
+  const calls = history.calls.filter((recorded) => shown === undefined || shown.has(recorded.key));
   const events = [
-    ...history.calls.map((recorded) => ({ seq: recorded.startSeq, recorded, fault: undefined })),
-    ...history.faults.map((fault) => ({ seq: fault.seq, recorded: undefined, fault })),
+    ...calls.map((recorded) => ({ seq: recorded.startSeq, recorded, fault: undefined })),
+    ...history.faults
+      .filter((fault) => fault.callId === undefined || calls.includes(history.calls[fault.callId]!))
+      .map((fault) => ({ seq: fault.seq, recorded: undefined, fault })),
   ].sort((a, b) => a.seq - b.seq);
   for (const { recorded, fault } of events.slice(0, MAX_LINES)) {
     if (fault !== undefined) {
@@ -53,6 +59,8 @@ export function formatHistory(history: RecordedHistory, violation?: HistoryViola
     lines.push(`${mark}  ${line(history, recorded)}`);
   }
   if (events.length > MAX_LINES) lines.push(`     … and ${events.length - MAX_LINES} more`);
+  const hidden = history.calls.length - calls.length;
+  if (hidden > 0) lines.push(`(${hidden} calls on other keys, which cannot bear on it, are not shown)`);
   const idle = history.plan.clients.filter((program) => program.length === 0).length;
   if (idle > 0) lines.push(`(${idle} of ${history.plan.clients.length} clients made no call)`);
   if (!history.settled) lines.push('some calls had not settled when the history ended (shown as pending)');
