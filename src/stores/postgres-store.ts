@@ -38,6 +38,16 @@ const encodeKey = keyEncoder('\u0000');
  */
 const CLAIM_ROUNDS = 3;
 
+/**
+ * The end of a lease or memory of `$3` milliseconds, counted from the moment the expression is evaluated.
+ * Every write sets it in its DO UPDATE rather than taking EXCLUDED's: EXCLUDED's clock_timestamp() was
+ * read when the VALUES row was built, before the statement waited for a concurrent writer's row lock,
+ * so a call that waited would have written a lease (or TTL) shortened by the wait, possibly ended
+ * before the call answered. The store checker (checkStore) found it: a claim that answered 'claimed'
+ * and, a moment later, another claim that took the same event over.
+ */
+const FROM_NOW = "clock_timestamp() + $3 * interval '1 millisecond'";
+
 /** What PostgresStore listens to, when the pool has it: a `pg.Pool` or `pg.Client` is an EventEmitter. */
 type ErrorEmitter = { on(event: 'error', listener: (error: unknown) => void): unknown };
 
@@ -136,8 +146,8 @@ export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
  * its work unless another attempt took the event meanwhile, and never touches the new owner's row.
  * A claim that does not take the event answers from the row as it is once the claim is decided (a
  * second, read-only statement when the first cannot tell), never from an older version of it.
- * Times come from the database's clock (`clock_timestamp()`), so application servers with skewed
- * clocks agree. Ended rows are claimable as they are; {@link PostgresStore.purgeExpired} deletes them.
+ * Times come from the database's clock (`clock_timestamp()`, read as the row is written, after any
+ * wait for a concurrent writer), so application servers with skewed clocks agree. Ended rows are claimable as they are; {@link PostgresStore.purgeExpired} deletes them.
  *
  * Every failed call throws `StoreUnavailableError` with the `pg` error as `cause`: the sender is
  * answered 503 `store_unavailable` and retries later. A `pg.Pool` also emits 'error' when one of its
@@ -249,9 +259,9 @@ export class PostgresStore implements IdempotencyStore {
     // the call, so either read is a true answer. The first claim of an event stays one round trip.
     const claimSql = `WITH claimed AS (
          INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
-         VALUES ($1, $2, 'in_progress', clock_timestamp() + $3 * interval '1 millisecond')
+         VALUES ($1, $2, 'in_progress', ${FROM_NOW})
          ON CONFLICT (event_id) DO UPDATE
-           SET token = EXCLUDED.token, state = 'in_progress', expires_at = EXCLUDED.expires_at
+           SET token = EXCLUDED.token, state = 'in_progress', expires_at = ${FROM_NOW}
            WHERE e.expires_at <= clock_timestamp()
          RETURNING 1
        )
@@ -280,9 +290,9 @@ export class PostgresStore implements IdempotencyStore {
     const { rowCount } = await this.#query(
       'complete',
       `INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
-       VALUES ($1, NULL, 'completed', clock_timestamp() + $3 * interval '1 millisecond')
+       VALUES ($1, NULL, 'completed', ${FROM_NOW})
        ON CONFLICT (event_id) DO UPDATE
-         SET token = NULL, state = 'completed', expires_at = EXCLUDED.expires_at
+         SET token = NULL, state = 'completed', expires_at = ${FROM_NOW}
          WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
       [encodeKey(key), token, wholeMilliseconds(ttlMs)],
     );
@@ -293,9 +303,9 @@ export class PostgresStore implements IdempotencyStore {
     const { rowCount } = await this.#query(
       'renew',
       `INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
-       VALUES ($1, $2, 'in_progress', clock_timestamp() + $3 * interval '1 millisecond')
+       VALUES ($1, $2, 'in_progress', ${FROM_NOW})
        ON CONFLICT (event_id) DO UPDATE
-         SET token = EXCLUDED.token, state = 'in_progress', expires_at = EXCLUDED.expires_at
+         SET token = EXCLUDED.token, state = 'in_progress', expires_at = ${FROM_NOW}
          WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()`,
       [encodeKey(key), token, wholeMilliseconds(leaseMs)],
     );

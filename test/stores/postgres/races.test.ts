@@ -284,3 +284,52 @@ describe('complete and renew decide on the row as it is, not on their snapshot',
     });
   }
 });
+
+describe('a lease or TTL counts from when the call takes effect, not from before it waited for the row', () => {
+  test('a claim queued behind an open write of an ended lease holds its whole lease once it takes over', async () => {
+    const store = new PostgresStore({ pool, table });
+    const id = freshId('queued-lease');
+    const owner = token();
+    expect(await store.claim(id, owner, 1)).toBe('claimed');
+    await sleep(20);
+    // The old owner renews for 1 ms in a transaction held open: the row is locked, and once committed
+    // its lease has ended again, so the queued claim takes the event over.
+    const renewal = await openTransaction();
+    try {
+      expect(await renewal.store.renew(id, owner, 1)).toBe('renewed');
+      const claim = store.claim(id, token(), 500);
+      await renewal.blocking(1);
+      await sleep(600);
+      await renewal.commit();
+      expect(await claim).toBe('claimed');
+      // The claim took effect a moment ago, with a 500 ms lease: the event is in progress.
+      expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
+    } finally {
+      await renewal.rollback();
+    }
+  });
+
+  for (const call of ['complete', 'renew'] as const) {
+    test(`a stranger's ${call} queued behind an open write of an ended lease records its whole ${call === 'complete' ? 'TTL' : 'lease'}`, async () => {
+      const store = new PostgresStore({ pool, table });
+      const id = freshId(`queued-${call}`);
+      const owner = token();
+      expect(await store.claim(id, owner, 1)).toBe('claimed');
+      await sleep(20);
+      const renewal = await openTransaction();
+      try {
+        expect(await renewal.store.renew(id, owner, 1)).toBe('renewed');
+        const late = store[call](id, token(), 500);
+        await renewal.blocking(1);
+        await sleep(600);
+        await renewal.commit();
+        expect(await late).toBe(call === 'complete' ? 'completed' : 'renewed');
+        expect(await store.claim(id, token(), 60_000)).toBe(
+          call === 'complete' ? 'completed' : 'in_progress',
+        );
+      } finally {
+        await renewal.rollback();
+      }
+    });
+  }
+});

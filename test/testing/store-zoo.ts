@@ -1,0 +1,204 @@
+/**
+ * A zoo of subtly broken stores: each one a realistic bug a store author makes, on a store that is
+ * otherwise right. They share one implementation over a small in-memory "backend" whose every request
+ * is a round trip (a macrotask, as network I/O is) and goes through the checker's fault hook, so calls
+ * overlap as they do against a real database, and a backend can fail or be slow.
+ *
+ * Used by store-zoo.test.ts, to show what storeConformanceSuite misses and that checkStore misses none.
+ */
+import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks';
+import { StoreUnavailableError } from 'service-webhooks';
+
+export type ZooFlaw =
+  /** Reads the record, then writes it in a second round trip: two claims can both see it free. */
+  | 'claim reads then writes across an await'
+  /** A completed record keeps its token, and release deletes whatever record holds the caller's token. */
+  | 'release undoes a completion made with the same token'
+  /** "Margin for clock skew", applied on the wrong side: the lease is counted as ended 10% early. */
+  | 'lease counted as ended a little early'
+  /** The completion's TTL counts from the claim (the record's creation time), not from the completion. */
+  | "completion's TTL counted from the claim"
+  /** Renew hands leaseMs to a seconds-based expiry (Redis EX instead of PX): 1,000 times too long. */
+  | 'renewal in the wrong unit'
+  /** Keys compared as a case- and accent-insensitive collation compares them (utf8mb4_0900_ai_ci). */
+  | 'keys compared case- and accent-insensitively'
+  /** "Fail open": a claim whose backend request threw answers 'claimed', so no event is ever dropped. */
+  | "answers 'claimed' when the backend threw";
+
+export const ZOO_FLAWS: readonly ZooFlaw[] = [
+  'claim reads then writes across an await',
+  'release undoes a completion made with the same token',
+  'lease counted as ended a little early',
+  "completion's TTL counted from the claim",
+  'renewal in the wrong unit',
+  'keys compared case- and accent-insensitively',
+  "answers 'claimed' when the backend threw",
+];
+
+interface ZooRecord {
+  readonly state: 'in_progress' | 'completed';
+  readonly token: string | undefined;
+  /** The store clock's instant the record ends (a lease: exclusive; a completion: inclusive). */
+  readonly expiresAt: number;
+  /** When the record was first claimed (kept through renewals; the TTL bug reads it). */
+  readonly claimedAt: number;
+}
+
+export interface ZooStoreOptions {
+  readonly flaw?: ZooFlaw | undefined;
+  /** The store's clock; performance.now() by default. */
+  readonly now?: (() => number) | undefined;
+  /** Awaited before each backend request and after its answer (the checker's fault hook). */
+  readonly fault?: ((operation: string) => Promise<void>) | undefined;
+}
+
+const roundTrip = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The backend: records by key, each request a round trip; `atomically` decides and writes in one. */
+class Backend {
+  readonly #records = new Map<string, ZooRecord>();
+
+  constructor(
+    readonly now: () => number,
+    readonly fault: (operation: string) => Promise<void>,
+    readonly keyOf: (key: string) => string,
+  ) {}
+
+  /** One request that reads and writes in one step (a conditional write, a Lua script). */
+  async atomically<T>(
+    operation: string,
+    key: string,
+    decide: (
+      record: ZooRecord | undefined,
+      now: number,
+    ) => { write?: ZooRecord | null | undefined; answer: T },
+  ): Promise<T> {
+    await this.fault(`${operation} request`);
+    await roundTrip();
+    const stored = this.keyOf(key);
+    const { write, answer } = decide(this.#records.get(stored), this.now());
+    if (write === null) this.#records.delete(stored);
+    else if (write !== undefined) this.#records.set(stored, write);
+    await roundTrip();
+    await this.fault(`${operation} reply`);
+    return answer;
+  }
+}
+
+/** Whether a record still counts at `now`: a lease until its end (exclusive), a completion through it. */
+function live(record: ZooRecord | undefined, now: number): record is ZooRecord {
+  if (record === undefined) return false;
+  return record.state === 'in_progress' ? now < record.expiresAt : now <= record.expiresAt;
+}
+
+/**
+ * A store over the zoo's backend: right (no flaw), or with one flaw. Every backend failure is thrown as
+ * StoreUnavailableError, except where the flaw is to swallow it.
+ */
+export class ZooStore implements IdempotencyStore {
+  readonly #flaw: ZooFlaw | undefined;
+  readonly #backend: Backend;
+
+  constructor(options: ZooStoreOptions = {}) {
+    this.#flaw = options.flaw;
+    const collate = (key: string) => key.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+    this.#backend = new Backend(
+      options.now ?? (() => performance.now()),
+      options.fault ?? (async () => {}),
+      this.#flaw === 'keys compared case- and accent-insensitively' ? collate : (key) => key,
+    );
+  }
+
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const lease = this.#flaw === 'lease counted as ended a little early' ? leaseMs * 0.9 : leaseMs;
+    try {
+      if (this.#flaw === 'claim reads then writes across an await') {
+        const found = await this.#call('claim', key, (record, now) => ({
+          answer: live(record, now) ? record.state : undefined,
+        }));
+        if (found !== undefined) return found === 'in_progress' ? 'in_progress' : 'completed';
+        return await this.#call('claim', key, (_, now) => ({
+          write: { state: 'in_progress', token, expiresAt: now + lease, claimedAt: now },
+          answer: 'claimed' as const,
+        }));
+      }
+      return await this.#call('claim', key, (record, now): { write?: ZooRecord; answer: ClaimResult } => {
+        if (live(record, now))
+          return { answer: record.state === 'in_progress' ? 'in_progress' : 'completed' };
+        return {
+          write: { state: 'in_progress', token, expiresAt: now + lease, claimedAt: now },
+          answer: 'claimed',
+        };
+      });
+    } catch (error) {
+      if (this.#flaw === "answers 'claimed' when the backend threw") return 'claimed';
+      throw error;
+    }
+  }
+
+  async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
+    const keepsToken = this.#flaw === 'release undoes a completion made with the same token';
+    return this.#call('complete', key, (record, now) => {
+      const holder = record?.state === 'in_progress' && record.token === token;
+      if (!holder && live(record, now)) return { answer: 'lost' as const };
+      const from =
+        holder && this.#flaw === "completion's TTL counted from the claim" ? record.claimedAt : now;
+      return {
+        write: {
+          state: 'completed',
+          token: keepsToken ? token : undefined,
+          expiresAt: from + ttlMs,
+          claimedAt: record?.claimedAt ?? now,
+        },
+        answer: 'completed' as const,
+      };
+    });
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.#call('release', key, (record) => {
+      const mine =
+        record?.token === token &&
+        (record.state === 'in_progress' ||
+          this.#flaw === 'release undoes a completion made with the same token');
+      return { write: mine ? null : undefined, answer: undefined };
+    });
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const lease =
+      this.#flaw === 'renewal in the wrong unit'
+        ? leaseMs * 1000
+        : this.#flaw === 'lease counted as ended a little early'
+          ? leaseMs * 0.9
+          : leaseMs;
+    return this.#call('renew', key, (record, now) => {
+      const holder = record?.state === 'in_progress' && record.token === token;
+      if (!holder && live(record, now)) return { answer: 'lost' as const };
+      return {
+        write: {
+          state: 'in_progress',
+          token,
+          expiresAt: now + lease,
+          claimedAt: holder ? record.claimedAt : now,
+        },
+        answer: 'renewed' as const,
+      };
+    });
+  }
+
+  async #call<T>(
+    operation: string,
+    key: string,
+    decide: (
+      record: ZooRecord | undefined,
+      now: number,
+    ) => { write?: ZooRecord | null | undefined; answer: T },
+  ): Promise<T> {
+    try {
+      return await this.#backend.atomically(operation, key, decide);
+    } catch (cause) {
+      throw new StoreUnavailableError(`ZooStore could not ${operation}: ${String(cause)}`, { cause });
+    }
+  }
+}
