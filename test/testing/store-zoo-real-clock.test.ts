@@ -16,14 +16,14 @@ const seed = storeCheckSeed();
 
 test('on the real clock, checkStore catches every broken store within a minute and passes the unbroken one', async () => {
   const [unbroken, ...broken] = await Promise.all([
-    checkStore({ createStore: ({ fault }) => new ZooStore({ fault }), histories: 200, seed }),
+    checkStore({ createStore: ({ fault }) => new ZooStore({ fault }), histories: 150, seed }),
     ...ZOO_FLAWS.map((flaw) =>
       checkStore({ createStore: ({ fault }) => new ZooStore({ flaw, fault }), seed, shrinkTimeMs: 3_000 }),
     ),
   ]);
   expect(unbroken, unbroken!.ok ? '' : `${unbroken!.violation}\n${unbroken!.history}`).toMatchObject({
     ok: true,
-    histories: 200,
+    histories: 150,
   });
   for (const [index, report] of broken.entries()) {
     const flaw = ZOO_FLAWS[index];

@@ -58,7 +58,7 @@ storeModelSuite({
   createStore: ({ fault }) => new DynamoDBStore({ client: faulty(fault), tableName }),
   describe,
   test,
-  histories: 200,
-  timeLimitMs: 28_000,
+  histories: 150,
+  timeLimitMs: 25_000,
   seed: storeCheckSeed(),
 });

@@ -46,8 +46,8 @@ storeModelSuite({
   createStore: ({ fault }) => new PostgresStore({ pool: faulty(fault), table }),
   describe,
   test,
-  histories: 200,
-  timeLimitMs: 28_000,
+  histories: 150,
+  timeLimitMs: 25_000,
   seed: storeCheckSeed(),
 });
 

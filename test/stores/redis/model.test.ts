@@ -44,7 +44,7 @@ storeModelSuite({
   createStore: () => new RedisStore({ client: redis, prefix: 'model:' }),
   describe,
   test,
-  histories: 300,
+  histories: 200,
   timeLimitMs: 25_000,
   seed: storeCheckSeed(),
 });
@@ -54,7 +54,7 @@ storeModelSuite({
   createStore: () => new RedisStore({ client: clusterClient, prefix: 'model:' }),
   describe,
   test,
-  histories: 300,
+  histories: 200,
   timeLimitMs: 25_000,
   seed: storeCheckSeed(),
 });
