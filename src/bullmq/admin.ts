@@ -3,11 +3,11 @@
  * set. List them, inspect one, replay (the handlers run once more, even though the event's id was
  * seen), or remove. The CLI's `service-webhooks inbox` runs on this.
  */
-import { createHash } from 'node:crypto';
 import { type Job, Queue } from 'bullmq';
-import { ConfigurationError, type InboxEntry } from 'service-webhooks/core';
+import type { DeadLetter, InboxAdmin, Replay } from 'service-webhooks/core';
+import { ConfigurationError, DeadLetterError } from 'service-webhooks/core';
+import { checkPage, replayIdOf } from '../inbox/dead-letters.js';
 import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
-import { DeadLetterError } from './errors.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import {
   DEFAULT_QUEUE_NAME,
@@ -18,7 +18,7 @@ import {
   jobOptions,
   replayJobId,
 } from './job-data.js';
-import { type InboxStats, inboxStats } from './stats.js';
+import { inboxStats } from './stats.js';
 
 /**
  * Options of {@link inboxAdmin}: where the inbox is (the same `queueName` and `prefix` as the door's).
@@ -35,77 +35,7 @@ export type InboxAdminOptions = InboxLocation &
   );
 
 /**
- * One dead-lettered event.
- *
- * @example
- * ```ts
- * const letter = await admin.get(jobId);
- * console.log(letter?.eventId, letter?.attempts, letter?.lastError);
- * ```
- */
-export interface DeadLetter {
-  /** The job's id: what `get`, `replay` and `remove` take. */
-  readonly jobId: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  /** The entry as the door wrote it: the event, when it was received, the secret that verified it. */
-  readonly entry: InboxEntry;
-  /** Attempts made, the last one included. */
-  readonly attempts: number;
-  /** `code: message` of the last failure (the handler's own message when it threw). */
-  readonly lastError: string;
-  /** The stacks of the latest failures, newest last. */
-  readonly stacktrace: readonly string[];
-  /** When the door received the event (Unix ms). */
-  readonly receivedAt: number;
-  /** When the event was written to the queue (Unix ms). */
-  readonly enqueuedAt: number;
-  /** When the last attempt started (Unix ms). */
-  readonly lastAttemptAt: number | undefined;
-  /** When it was dead-lettered (Unix ms). */
-  readonly failedAt: number | undefined;
-  /** On a replay that failed in turn, the job it replayed. */
-  readonly replayOf: string | undefined;
-}
-
-/**
- * A page of the dead-letter list, newest first.
- *
- * @example
- * ```ts
- * for (let offset = 0; ; offset += 50) {
- *   const page = await admin.list({ offset, limit: 50 });
- *   if (page.items.length === 0) break;
- * }
- * ```
- */
-export interface DeadLetterPage {
-  readonly items: readonly DeadLetter[];
-  /** Dead-lettered events in all, at the time of the listing. */
-  readonly total: number;
-  readonly offset: number;
-}
-
-/**
- * What a replay wrote.
- *
- * @example
- * ```ts
- * const { jobId, replayId } = await admin.replay(letter.jobId);
- * ```
- */
-export interface Replay {
-  /** The new job's id (`r.` and the replay id). */
-  readonly jobId: string;
-  /** The replay's id, under which `process` deduplicates this replay. */
-  readonly replayId: string;
-  readonly eventId: string;
-  /** The dead-lettered job it replays (removed from the list). */
-  readonly replayOf: string;
-}
-
-/**
- * The tools of one inbox: its figures and its dead-letter list.
+ * The tools of a BullMQ inbox: its figures and its dead-letter list (see `InboxAdmin`), and its queue.
  *
  * @example
  * ```ts
@@ -115,27 +45,10 @@ export interface Replay {
  * await admin.close();
  * ```
  */
-export interface InboxAdmin {
+export interface BullmqInboxAdmin extends InboxAdmin {
+  readonly engine: 'bullmq';
+  /** The BullMQ queue it reads. */
   readonly queue: InboxBullQueue;
-  /** The inbox's figures now. */
-  stats(): Promise<InboxStats>;
-  /** A page of dead-lettered events, newest first. @default { offset: 0, limit: 20 } */
-  list(page?: { readonly offset?: number; readonly limit?: number }): Promise<DeadLetterPage>;
-  /** One dead-lettered event, or `undefined` when no dead-lettered job has this id. */
-  get(jobId: string): Promise<DeadLetter | undefined>;
-  /**
-   * Replay a dead-lettered event: a new job runs its handlers once more (with a fresh attempt
-   * budget), even though its id was seen, and the dead-lettered job leaves the list. The replay id
-   * is derived from the dead-lettered job, so replaying one entry twice (a retried command) runs the
-   * handlers once. Throws {@link DeadLetterError} when the job is missing or not dead-lettered.
-   */
-  replay(jobId: string): Promise<Replay>;
-  /** Replay every dead-lettered event (at most `limit`); answers the replays made. */
-  replayAll(options?: { readonly limit?: number }): Promise<readonly Replay[]>;
-  /** Drop a dead-lettered event for good. Throws {@link DeadLetterError} when it is not one. */
-  remove(jobId: string): Promise<void>;
-  /** Close the queue and the client made from a URL (yours stay open). */
-  close(): Promise<void>;
 }
 
 /**
@@ -163,7 +76,7 @@ const ADMIN_CLIENT = {
  * await admin.close();
  * ```
  */
-export function inboxAdmin(options: InboxAdminOptions): InboxAdmin {
+export function inboxAdmin(options: InboxAdminOptions): BullmqInboxAdmin {
   const what = 'inboxAdmin()';
   let queue: InboxBullQueue;
   let closeClient: () => Promise<void> = async () => {};
@@ -192,7 +105,7 @@ export function inboxAdmin(options: InboxAdminOptions): InboxAdmin {
   };
 
   const replay = async (job: Job<InboxJobData, unknown, InboxJobName>): Promise<Replay> => {
-    const replayId = replayIdOf(job);
+    const replayId = replayIdOf(job.id!, job.finishedOn ?? job.timestamp);
     const jobId = replayJobId(replayId);
     // Written before the dead letter is removed: a crash in between leaves both, and replaying the
     // dead letter again writes the same job id (BullMQ adds nothing) and the same replay id (the
@@ -203,13 +116,11 @@ export function inboxAdmin(options: InboxAdminOptions): InboxAdmin {
   };
 
   return {
+    engine: 'bullmq',
     queue,
     stats: () => inboxStats(queue),
-    async list({ offset = 0, limit = 20 } = {}) {
-      if (!Number.isSafeInteger(offset) || offset < 0)
-        throw new RangeError(`offset must be a whole number ≥ 0; got ${offset}.`);
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new RangeError(`limit must be a whole number ≥ 1; got ${limit}.`);
+    async list(page) {
+      const { offset, limit } = checkPage(page);
       const [total, jobs] = await Promise.all([
         queue.getFailedCount(),
         // The failed set is ordered by when each job failed: descending lists the newest first.
@@ -250,19 +161,6 @@ export function inboxAdmin(options: InboxAdminOptions): InboxAdmin {
       await closeClient();
     },
   };
-}
-
-/**
- * The replay id of a dead-lettered job: a digest of its id and the moment it failed, so each
- * dead-lettering of an event has its own replay id (a replay that fails in turn is replayed afresh)
- * while replaying one dead letter twice gives the same. 22 characters: short enough that the store
- * key stays well within its 320 characters.
- */
-function replayIdOf(job: Job): string {
-  return createHash('sha256')
-    .update(`${job.id}\n${job.finishedOn ?? job.timestamp}`)
-    .digest('base64url')
-    .slice(0, 22);
 }
 
 function toDeadLetter(job: Job<InboxJobData, unknown, InboxJobName>): DeadLetter {

@@ -23,18 +23,22 @@
  * @packageDocumentation
  */
 
+export type {
+  DeadLetter,
+  DeadLetterPage,
+  InboxAdmin,
+  InboxStats,
+  Replay,
+} from 'service-webhooks/core';
+// The classes and helpers every engine shares live in the core (one copy, so `instanceof` holds);
+// re-exported here, where BullMQ users first met them.
+export { DeadLetterError, formatDuration, InboxBacklogError } from 'service-webhooks/core';
+export { INBOX_DEFAULTS, type InboxBackoff } from '../inbox/backoff.js';
+export type { InboxLogger, InboxLogRecord } from '../inbox/log.js';
+export type { InboxMonitorOptions } from '../inbox/monitor.js';
 export type { EvictionPolicyMode } from '../stores/redis-eviction.js';
-export {
-  type DeadLetter,
-  type DeadLetterPage,
-  type InboxAdmin,
-  type InboxAdminOptions,
-  inboxAdmin,
-  type Replay,
-} from './admin.js';
-export { formatDuration, INBOX_DEFAULTS, type InboxBackoff } from './backoff.js';
+export { type BullmqInboxAdmin, type InboxAdminOptions, inboxAdmin } from './admin.js';
 export type { InboxConnection, InboxLocation } from './connection.js';
-export { DeadLetterError, InboxBacklogError } from './errors.js';
 export {
   type BullmqInbox,
   type BullmqInboxOptions,
@@ -42,6 +46,5 @@ export {
   type InboxBullQueue,
 } from './inbox-queue.js';
 export { DEFAULT_QUEUE_NAME, type InboxJobData, type InboxJobName } from './job-data.js';
-export type { InboxLogger, InboxLogRecord } from './log.js';
-export { type InboxMonitorOptions, type InboxStats, inboxStats } from './stats.js';
+export { inboxStats } from './stats.js';
 export { type InboxWorker, type InboxWorkerOptions, startInboxWorker } from './worker.js';

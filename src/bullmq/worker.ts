@@ -5,23 +5,25 @@
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
+import type { InboxStats } from 'service-webhooks/core';
 import {
   ConfigurationError,
   EventDeadLetteredError,
   EventInProgressError,
-  EventSchemaError,
+  formatDuration,
   type InboxGauges,
-  InvalidInboxEntryError,
   type ProcessOptions,
   type ProcessResult,
-  WebhookError,
   type WebhookEvent,
   type Webhooks,
   type WebhookTelemetry,
 } from 'service-webhooks/core';
+import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
+import { INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from '../inbox/backoff.js';
+import { type InboxLogger, inboxLog } from '../inbox/log.js';
+import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
-import { formatDuration, INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from './backoff.js';
 import {
   type InboxConnection,
   type InboxLocation,
@@ -31,8 +33,7 @@ import {
 } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import { DEFAULT_QUEUE_NAME, entryOf, type InboxJobData, type InboxJobName } from './job-data.js';
-import { type InboxLogger, inboxLog } from './log.js';
-import { InboxMonitor, type InboxMonitorOptions, type InboxStats, inboxStats } from './stats.js';
+import { inboxStats } from './stats.js';
 
 /**
  * Options of {@link startInboxWorker}.
@@ -167,24 +168,6 @@ class LastAttemptFailedError extends UnrecoverableError {
     this.cause = error;
     if (stack !== undefined) this.stack = stack;
   }
-}
-
-/**
- * `code: what happened`, with the handler's own message when it threw, and the stack of what threw:
- * what `inbox show` prints as the last error.
- */
-function describeFailure(error: unknown): { message: string; stack: string | undefined } {
-  if (error instanceof WebhookError) {
-    const cause = error.cause;
-    const detail =
-      cause instanceof Error ? cause.message : cause === undefined ? error.message : String(cause);
-    return {
-      message: `${error.code}: ${detail}`,
-      stack: cause instanceof Error ? cause.stack : error.stack,
-    };
-  }
-  if (error instanceof Error) return { message: error.message, stack: error.stack };
-  return { message: String(error), stack: undefined };
 }
 
 function positive(what: string, name: string, value: number | undefined, fallback: number, min = 1): number {
@@ -357,7 +340,8 @@ class RunningInboxWorker implements InboxWorker {
     this.#checkEviction();
 
     this.#monitor =
-      settings.monitor && new InboxMonitor(webhooks, this.queue, settings.monitor, this.#logger);
+      settings.monitor &&
+      new InboxMonitor(webhooks, queueName, () => inboxStats(this.queue), settings.monitor, this.#logger);
     // Read when the plug-in collects, so a worker without an exporter costs Redis nothing.
     this.#stopObserving = settings.telemetry?.observeInbox(this.#gauges);
     const { concurrency, attempts } = settings;
@@ -413,7 +397,7 @@ class RunningInboxWorker implements InboxWorker {
     try {
       return await this.#webhooks.process(entryOf(job.data), run);
     } catch (error) {
-      if (error instanceof InvalidInboxEntryError || error instanceof EventSchemaError) {
+      if (isPoison(error)) {
         // A poison message (hand-made, or written by something else), or an event its schema refuses:
         // no retry can fix it, so it is dead-lettered now, with the reason, rather than spending every
         // attempt over days. A replay once the schema is fixed handles it.

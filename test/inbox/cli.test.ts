@@ -111,7 +111,7 @@ test('stats, list, show, replay, replay --all and remove', async () => {
   expect(handled).toEqual([events[2]!.id]);
   const again = await cli('replay', newest!.jobId);
   expect(again.code).toBe(1);
-  expect(again.err).toContain('No inbox job has the id');
+  expect(again.err).toContain('No inbox entry has the id');
 
   const oldest = (await cli('list', '--json')).out
     .split('\n')

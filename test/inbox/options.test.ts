@@ -12,8 +12,8 @@ import {
   startInboxWorker,
 } from 'service-webhooks/bullmq';
 import { describe, expect, test } from 'vitest';
-import { schedule } from '../../src/bullmq/backoff.js';
 import { eventJobId } from '../../src/bullmq/job-data.js';
+import { schedule } from '../../src/inbox/backoff.js';
 
 const webhooks = createWebhooks({ secret: 'whsec_options' });
 const url = 'redis://127.0.0.1:1';

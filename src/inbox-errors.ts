@@ -1,9 +1,10 @@
 /**
- * The errors of `service-webhooks/bullmq` beside the core's: a backlog reported to `onError`, and the
- * mistakes the dead-letter tools refuse.
+ * The errors every inbox engine (BullMQ, SQS, pg-boss, yours) shares: a backlog reported to `onError`,
+ * and the mistakes the dead-letter tools refuse. Exported by the core, so that each engine's subpath
+ * throws the same classes and `instanceof` holds whichever engine a tool (the CLI) drives.
  */
-import { WebhookError, type WebhookErrorCode } from 'service-webhooks/core';
-import { formatDuration } from './backoff.js';
+import { WebhookError, type WebhookErrorCode } from './errors.js';
+import { formatDuration } from './format-duration.js';
 
 /**
  * The code of {@link InboxBacklogError}. The core's `WebhookErrorCode` does not list it yet (see the
@@ -60,8 +61,8 @@ export class DeadLetterError extends Error {
   constructor(jobId: string, state: string | undefined) {
     super(
       state === undefined
-        ? `No inbox job has the id ${jobId}.`
-        : `Inbox job ${jobId} is ${state}, not dead-lettered.`,
+        ? `No inbox entry has the id ${jobId}.`
+        : `Inbox entry ${jobId} is ${state}, not dead-lettered.`,
     );
     this.code = state === undefined ? 'not_found' : 'not_dead_lettered';
     this.jobId = jobId;
