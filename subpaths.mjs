@@ -22,6 +22,8 @@ export const subpaths = Object.freeze({
   dynamodb: 'src/stores/dynamodb-store.ts',
   postgres: 'src/stores/postgres-store.ts',
   bullmq: 'src/bullmq/index.ts',
+  sqs: 'src/sqs/index.ts',
+  'pg-boss': 'src/pg-boss/index.ts',
   opentelemetry: 'src/opentelemetry/index.ts',
   schemas: 'src/schemas/index.ts',
 });

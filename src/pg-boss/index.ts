@@ -1,0 +1,5 @@
+/**
+ * `service-webhooks/pg-boss`: being built (issue 32).
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * `service-webhooks/sqs`: being built (issue 32).
+ * @packageDocumentation
+ */
+export {};
