@@ -35,6 +35,8 @@ export const INTEGRATION_TESTS = [
   // commands.test.ts drives DynamoDBStore with a recording client: unit.
   'test/stores/dynamodb/{conformance,faults,model,multi-process}.test.ts',
   'test/inbox/**/*.test.ts',
+  'test/sqs/**/*.test.ts',
+  'test/pg-boss/**/*.test.ts',
 ];
 
 /**
