@@ -6,6 +6,7 @@
 import { MemoryStore } from 'service-webhooks';
 import {
   type AnyWebhookEvent,
+  ConfigurationError,
   createWebhooks,
   DeadLetterError,
   EventDeadLetteredError,
@@ -196,6 +197,8 @@ const EVENT_TYPE = 'user.created';
 const CLOCK_TOLERANCE_MS = 50;
 /** The receivers' lease in the crash test: short, so the dead worker's claim ends within seconds. */
 const CRASH_LEASE_SECONDS = 2;
+/** Receivers with that lease, and a handler budget within it (as createWebhooks requires). */
+const SHORT_LEASE = { leaseSeconds: CRASH_LEASE_SECONDS, handlerTimeoutMs: CRASH_LEASE_SECONDS * 500 } as const;
 
 /** One handler run the suite saw. */
 interface Run {
@@ -429,6 +432,32 @@ async function refusedAsDeadLetterError(run: () => Promise<unknown>): Promise<st
   }
 }
 
+/** Throws ConfigurationError for the first option that is wrong, before any test is registered. */
+function checkOptions(options: InboxConformanceOptions): void {
+  const what = 'inboxConformanceSuite()';
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError(`${what} needs an options object.`);
+  if (typeof options.name !== 'string' || options.name === '')
+    throw new ConfigurationError(`${what} \`name\` must be a non-empty string.`);
+  for (const name of ['createInbox', 'describe', 'test'] as const) {
+    if (typeof options[name] !== 'function')
+      throw new ConfigurationError(`${what} \`${name}\` must be a function; got ${typeof options[name]}.`);
+  }
+  for (const [name, min] of [
+    ['retryDelayMs', 1],
+    ['scheduleSlackMs', 0],
+    ['recoveryMs', 1],
+  ] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min))
+      throw new ConfigurationError(
+        `${what} \`${name}\` must be a whole number of milliseconds ≥ ${min}; got ${String(value)}.`,
+      );
+  }
+  if (options.dedupesEnqueue !== undefined && typeof options.dedupesEnqueue !== 'boolean')
+    throw new ConfigurationError(`${what} \`dedupesEnqueue\` must be true or false.`);
+}
+
 /**
  * The executable form of the inbox contract (the README's "What is guaranteed, precisely"), for
  * every engine: BullMQ, SQS, pg-boss, yours. Registers one describe block whose tests each build
@@ -448,6 +477,7 @@ async function refusedAsDeadLetterError(run: () => Promise<unknown>): Promise<st
  * ```
  */
 export function inboxConformanceSuite(options: InboxConformanceOptions): void {
+  checkOptions(options);
   const retryDelayMs = options.retryDelayMs ?? 200;
   const scheduleSlackMs = options.scheduleSlackMs ?? 1_000;
   const recoveryMs = options.recoveryMs ?? 1_000;
@@ -533,7 +563,9 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
         const depth = await trial.depth();
         check('dedupe', depth === 2, () => `depth ${depth} after enqueueing two keys twice each`);
       }
-      await trial.startWorker('worker');
+      // A short lease: a copy that finds the event claimed is deferred for about the lease, and the
+      // test waits for the copies too (an engine that keeps them, dedupesEnqueue: false).
+      await trial.startWorker('worker', {}, SHORT_LEASE);
       await trial.drained('dedupe', [first, second]);
       check(
         'dedupe',
@@ -567,8 +599,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
       trial.behaviour = (_event, _context, worker) =>
         worker === 'doomed' ? trial.hang() : Promise.resolve();
       // A lease shorter than the default, and a handler budget within it, as createWebhooks requires.
-      const receiver = { leaseSeconds: CRASH_LEASE_SECONDS, handlerTimeoutMs: CRASH_LEASE_SECONDS * 500 };
-      const doomed = await trial.startWorker('doomed', {}, receiver);
+      const doomed = await trial.startWorker('doomed', {}, SHORT_LEASE);
       await trial.underTest.inbox.enqueue(entryOf(event), keyOf(event));
       await trial.waitUntil(
         'crash',
@@ -578,7 +609,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
       // As SIGKILL: its claim is neither renewed nor released, and the engine hears nothing more.
       doomed.partition();
       await doomed.worker.crash();
-      await trial.startWorker('heir', {}, receiver);
+      await trial.startWorker('heir', {}, SHORT_LEASE);
       await trial.drained('crash', [event]);
       const completed = trial.runsOf(event).filter((run) => run.outcome === 'completed');
       check('crash', completed.length === 1, () => `handled ${completed.length} times after the crash`);

@@ -4,7 +4,9 @@
  * the bug breaks. The suite's tests run programmatically (collected from a shim of describe and
  * test), every engine's at once: each test has its own inbox and store.
  */
+import { ConfigurationError } from 'service-webhooks';
 import {
+  INBOX_RULES,
   InboxConformanceError,
   type InboxConformanceOptions,
   type InboxRule,
@@ -37,8 +39,15 @@ interface Failure {
 }
 
 /** The failures of the suite's tests on the zoo engine with `flaw` (none: the reference). */
-async function conformanceFailures(flaw: InboxFlaw | undefined): Promise<Failure[]> {
-  const tests = conformanceTests({ name: flaw ?? 'zoo', createInbox: async () => zooInbox(flaw) });
+async function conformanceFailures(
+  flaw: InboxFlaw | undefined,
+  declared: Partial<InboxConformanceOptions> = {},
+): Promise<Failure[]> {
+  const tests = conformanceTests({
+    name: flaw ?? 'zoo',
+    createInbox: async () => zooInbox(flaw),
+    ...declared,
+  });
   const outcomes = await Promise.all(
     tests.map(({ name, body }) =>
       body().then(
@@ -55,20 +64,35 @@ async function conformanceFailures(flaw: InboxFlaw | undefined): Promise<Failure
 }
 
 describe('inboxConformanceSuite on the zoo', () => {
+  test('refuses options it cannot run with, before registering anything', () => {
+    const valid = { name: 'zoo', createInbox: async () => zooInbox(undefined) };
+    expect(() => conformanceTests({ ...valid, retryDelayMs: 0 })).toThrow(ConfigurationError);
+    expect(() => conformanceTests({ ...valid, recoveryMs: 1.5 })).toThrow(/recoveryMs/);
+    expect(() => conformanceTests({ ...valid, name: '' })).toThrow(/name/);
+    expect(() => conformanceTests({ ...valid, createInbox: undefined as never })).toThrow(/createInbox/);
+  });
+
   test('collects one test per check, every rule covered', () => {
     const names = conformanceTests({ name: 'zoo', createInbox: async () => zooInbox(undefined) }).map(
       (collected) => collected.name,
     );
     expect(names).toHaveLength(10);
     expect(new Set(names).size).toBe(names.length);
+    for (const rule of Object.values(INBOX_RULES))
+      expect(names.some((name) => name.startsWith(rule))).toBe(true);
   });
 
   test('passes the reference engine and catches every broken one under the rule it breaks', async () => {
     const started = performance.now();
-    const [reference, ...broken] = await Promise.all(
-      [undefined, ...ZOO_INBOX_FLAWS].map(conformanceFailures),
-    );
+    const [reference, declaredDuplicates, ...broken] = await Promise.all([
+      conformanceFailures(undefined),
+      // An engine may declare that it keeps duplicates (a standard SQS queue): the store's claim must
+      // then still complete each event once, and the duplicating engine does.
+      conformanceFailures('a second enqueue of one key adds a second entry', { dedupesEnqueue: false }),
+      ...ZOO_INBOX_FLAWS.map((flaw) => conformanceFailures(flaw)),
+    ]);
     expect(reference, JSON.stringify(reference, null, 2)).toEqual([]);
+    expect(declaredDuplicates, JSON.stringify(declaredDuplicates, null, 2)).toEqual([]);
     for (const [index, flaw] of ZOO_INBOX_FLAWS.entries()) {
       const failures = broken[index]!;
       const rules = failures.map((failure) => failure.rule);

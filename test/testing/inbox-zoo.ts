@@ -31,12 +31,23 @@ import { describeFailure, judgeFailure } from '../../src/inbox/attempt-outcome.j
 import { schedule } from '../../src/inbox/backoff.js';
 import { checkPage, replayIdOf } from '../../src/inbox/dead-letters.js';
 
-/** One bug each, and the rule of the contract it breaks (what the suite must name). */
+/**
+ * The zoo's bugs, one per engine, each with the rule of the contract it breaks (what the suite
+ * must name when it catches it).
+ *
+ * @example
+ * ```ts
+ * INBOX_FLAWS['never dead-letters']; // 'deadLetter'
+ * ```
+ */
+// One bug each, and the rule of the contract it breaks (what the suite must name). */
 export const INBOX_FLAWS = {
   /** Batches writes: `enqueue` resolves at once and the entry is written with the next one, so the last is lost. */
   'acknowledges before the write lands': 'durable',
   /** Adds a job per enqueue, whatever the key (a queue without deduplication ids). */
   'a second enqueue of one key adds a second entry': 'dedupe',
+  /** Takes a batch of twice its concurrency, runs what fits, and acknowledges the rest unrun. */
+  'acknowledges the part of a batch it could not run': 'exactlyOnce',
   /** A failed attempt goes straight back to the queue: the backoff is read but never applied. */
   'retries at once, ignoring the schedule': 'schedule',
   /** An abandoned entry is handed out again with its attempt counted, as BullMQ's `attemptsMade` would be if stalls counted. */
@@ -55,8 +66,24 @@ export const INBOX_FLAWS = {
   'remove keeps the dead letter': 'admin',
 } as const satisfies Record<string, InboxRule>;
 
+/**
+ * One of the zoo's bugs.
+ *
+ * @example
+ * ```ts
+ * const flaw: InboxFlaw = 'retries poison entries';
+ * ```
+ */
 export type InboxFlaw = keyof typeof INBOX_FLAWS;
 
+/**
+ * Every bug of the zoo, in order.
+ *
+ * @example
+ * ```ts
+ * for (const flaw of ZOO_INBOX_FLAWS) zooInbox(flaw);
+ * ```
+ */
 export const ZOO_INBOX_FLAWS = Object.keys(INBOX_FLAWS) as InboxFlaw[];
 
 const roundTrip = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -153,10 +180,15 @@ class ZooWorker implements WorkerUnderTest {
     const now = Date.now();
     const concurrency = this.options.concurrency ?? 4;
     for (const job of this.backend.jobs.values()) {
-      if (this.#running >= concurrency) return;
       const abandoned = job.state === 'active' && job.until <= now;
       const due = job.state === 'waiting' || (job.state === 'delayed' && job.until <= now);
       if (!due && !abandoned) continue;
+      if (this.#running >= concurrency) {
+        if (this.flaw !== 'acknowledges the part of a batch it could not run' || job.state !== 'waiting')
+          return;
+        this.backend.jobs.delete(job.id);
+        continue;
+      }
       if (abandoned) {
         if (this.flaw === 'loses the entries of a crashed worker') {
           this.backend.jobs.delete(job.id);
