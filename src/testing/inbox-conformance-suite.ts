@@ -1,26 +1,36 @@
 /**
  * The executable form of the README's "What is guaranteed, precisely" for inbox engines: each test
  * drives an engine through {@link InboxUnderTest} with real receivers (createWebhooks) on one shared
- * MemoryStore, and throws {@link InboxConformanceError} naming the rule broken and what it saw.
+ * in-memory store, and throws {@link InboxConformanceError} naming the rule broken and what it saw.
  */
-import { MemoryStore } from 'service-webhooks';
 import {
   type AnyWebhookEvent,
   ConfigurationError,
-  createWebhooks,
   DeadLetterError,
   EventDeadLetteredError,
-  type HandlerContext,
-  type IdempotencyStore,
   type InboxAdmin,
-  type InboxEntry,
   type InboxQueue,
-  type WebhookError,
   type Webhooks,
 } from 'service-webhooks/core';
 import type { InboxBackoff } from '../inbox/backoff.js';
-import { createTestEvent } from './create-test-event.js';
 import { deliver } from './deliver.js';
+import { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
+import {
+  CLOCK_TOLERANCE_MS,
+  CRASH_LEASE_SECONDS,
+  check,
+  deadLetterOf,
+  entryOf,
+  keyOf,
+  newEvent,
+  refusedAsDeadLetterError,
+  SECRET,
+  type Settings,
+  SHORT_LEASE,
+  Trial,
+} from './inbox-trial.js';
+
+export { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
 
 /**
  * How {@link inboxConformanceSuite} runs: the engine under test, behind {@link InboxUnderTest}, and
@@ -142,296 +152,6 @@ export interface WorkerUnderTest {
   crash(): Promise<void>;
 }
 
-/**
- * The rules {@link inboxConformanceSuite} checks, by name: each test checks one, and an
- * {@link InboxConformanceError} says which it found broken.
- *
- * @example
- * ```ts
- * if (error instanceof InboxConformanceError) console.log(INBOX_RULES[error.rule]);
- * ```
- */
-export const INBOX_RULES = Object.freeze({
-  durable: 'acknowledged only once durable',
-  dedupe: 'a second enqueue of one key adds nothing',
-  exactlyOnce: 'delivered at least once, completed exactly once',
-  crash: 'a crashed worker is recovered without spending an attempt',
-  schedule: 'retries follow the schedule',
-  deadLetter: 'the last failure dead-letters with its cause',
-  replay: 'a replay runs once, a twice-replayed one too',
-  poison: 'poison entries are dead-lettered at once',
-  admin: 'a dead letter can be got and removed',
-});
-
-/**
- * One rule of the inbox contract (a key of {@link INBOX_RULES}).
- *
- * @example
- * ```ts
- * const rule: InboxRule = 'crash';
- * ```
- */
-export type InboxRule = keyof typeof INBOX_RULES;
-
-/**
- * An engine broke a rule of the inbox contract: `rule` names it, the message says what was seen.
- *
- * @example
- * ```ts
- * try { await test.body(); } catch (error) { if (error instanceof InboxConformanceError) broken.add(error.rule); }
- * ```
- */
-export class InboxConformanceError extends Error {
-  override name = 'InboxConformanceError';
-  readonly code = 'inbox_nonconformance';
-  readonly rule: InboxRule;
-  constructor(rule: InboxRule, message: string) {
-    super(`${INBOX_RULES[rule]}: ${message}`);
-    this.rule = rule;
-  }
-}
-
-const SECRET = 'whsec_inbox_conformance';
-const EVENT_TYPE = 'user.created';
-/** A clock tolerance for the schedule's lower bound: engines and the suite read different clocks. */
-const CLOCK_TOLERANCE_MS = 50;
-/** The receivers' lease in the crash test: short, so the dead worker's claim ends within seconds. */
-const CRASH_LEASE_SECONDS = 2;
-/** Receivers with that lease, and a handler budget within it (as createWebhooks requires). */
-const SHORT_LEASE = { leaseSeconds: CRASH_LEASE_SECONDS, handlerTimeoutMs: CRASH_LEASE_SECONDS * 500 } as const;
-
-/** One handler run the suite saw. */
-interface Run {
-  readonly eventId: string;
-  readonly attempt: number;
-  readonly worker: string;
-  readonly startedAt: number;
-  outcome: 'running' | 'completed' | 'failed';
-}
-
-/** What a test's handler does; `worker` names the worker whose receiver runs it. */
-type Behaviour = (event: AnyWebhookEvent, context: HandlerContext, worker: string) => Promise<void>;
-
-interface ReceiverOptions {
-  readonly leaseSeconds?: number;
-  readonly handlerTimeoutMs?: number;
-  readonly inbox?: InboxQueue;
-}
-
-/** A receiver of the trial, whose way to the shared store can be cut. */
-interface TrialReceiver {
-  readonly webhooks: Webhooks;
-  /** From now on, every store call of this receiver hangs forever (a crashed process's sockets). */
-  partition(): void;
-}
-
-interface TrialWorker extends TrialReceiver {
-  readonly worker: WorkerUnderTest;
-}
-
-/** The shared store as one receiver reaches it: once partitioned, its calls never answer. */
-function partitionable(store: IdempotencyStore, cut: { partitioned: boolean }): IdempotencyStore {
-  const reach = <T>(call: () => Promise<T>): Promise<T> =>
-    cut.partitioned ? new Promise<T>(() => {}) : call();
-  return {
-    claim: (key, token, leaseMs) => reach(() => store.claim(key, token, leaseMs)),
-    complete: (key, token, ttlMs) => reach(() => store.complete(key, token, ttlMs)),
-    release: (key, token) => reach(() => store.release(key, token)),
-    renew: (key, token, leaseMs) => reach(() => store.renew!(key, token, leaseMs)),
-  };
-}
-
-interface Settings {
-  readonly retryDelayMs: number;
-  readonly scheduleSlackMs: number;
-  readonly dedupesEnqueue: boolean;
-  readonly recoveryMs: number;
-  /** How long a wait for something the engine must do may take before the test fails. */
-  readonly waitMs: number;
-}
-
-/**
- * One test's world: the engine's fresh inbox, one MemoryStore shared by every receiver, the handler
- * runs and the errors the receivers reported; `close()` stops and closes all of it.
- */
-class Trial {
-  readonly store = new MemoryStore();
-  readonly runs: Run[] = [];
-  readonly errors: { readonly error: WebhookError; readonly receiver: string }[] = [];
-  behaviour: Behaviour = async () => {};
-  readonly #closers: (() => Promise<void>)[] = [];
-  readonly #hanging = new Set<() => void>();
-
-  constructor(
-    readonly underTest: InboxUnderTest,
-    readonly settings: Settings,
-  ) {}
-
-  receiver(name: string, options: ReceiverOptions = {}): TrialReceiver {
-    const cut = { partitioned: false };
-    const webhooks = createWebhooks({
-      secret: SECRET,
-      store: partitionable(this.store, cut),
-      ...(options.inbox === undefined ? {} : { inbox: options.inbox }),
-      ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
-      ...(options.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: options.handlerTimeoutMs }),
-    });
-    webhooks.on(EVENT_TYPE, async (event, context) => {
-      const run: Run = {
-        eventId: event.id,
-        attempt: context.attempt,
-        worker: name,
-        startedAt: Date.now(),
-        outcome: 'running',
-      };
-      this.runs.push(run);
-      try {
-        await this.behaviour(event, context, name);
-        run.outcome = 'completed';
-      } catch (error) {
-        run.outcome = 'failed';
-        throw error;
-      }
-    });
-    webhooks.onError((error) => {
-      this.errors.push({ error, receiver: name });
-    });
-    return {
-      webhooks,
-      partition: () => {
-        cut.partitioned = true;
-      },
-    };
-  }
-
-  async startWorker(
-    name: string,
-    options: Partial<WorkerUnderTestOptions> = {},
-    receiver: ReceiverOptions = {},
-  ): Promise<TrialWorker> {
-    const { webhooks, partition } = this.receiver(name, receiver);
-    const worker = await this.underTest.startWorker(webhooks, {
-      attempts: 3,
-      backoff: [this.settings.retryDelayMs],
-      recoveryMs: this.settings.recoveryMs,
-      concurrency: 4,
-      ...options,
-    });
-    let stopped = false;
-    this.#closers.push(async () => {
-      if (!stopped) await worker.close();
-    });
-    return {
-      webhooks,
-      partition,
-      worker: {
-        close: async () => {
-          stopped = true;
-          await worker.close();
-        },
-        crash: async () => {
-          stopped = true;
-          await worker.crash();
-        },
-      },
-    };
-  }
-
-  /** A handler body that never settles until the trial closes (then it throws). */
-  hang(): Promise<void> {
-    return new Promise((_, reject) => {
-      this.#hanging.add(() => reject(new Error('the conformance test ended')));
-    });
-  }
-
-  /** The handler runs of `event` that completed. */
-  completed(event: { readonly id: string }): number {
-    return this.runs.filter((run) => run.eventId === event.id && run.outcome === 'completed').length;
-  }
-
-  runsOf(event: { readonly id: string }): Run[] {
-    return this.runs.filter((run) => run.eventId === event.id);
-  }
-
-  async depth(): Promise<number> {
-    return (await this.underTest.admin.stats()).depth;
-  }
-
-  /** Poll `check` until it holds; past the wait, fail as `rule` with `what` and what `seen` says. */
-  async waitUntil(
-    rule: InboxRule,
-    what: string,
-    check: () => boolean | Promise<boolean>,
-    seen: () => string | Promise<string> = () => '',
-  ): Promise<void> {
-    const deadline = performance.now() + this.settings.waitMs;
-    for (;;) {
-      if (await check()) return;
-      if (performance.now() > deadline) {
-        const saw = await seen();
-        throw new InboxConformanceError(
-          rule,
-          `waited ${this.settings.waitMs} ms for ${what}${saw === '' ? '' : `; saw ${saw}`}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
-  /** Wait until `events` each completed and nothing is left in the queue. */
-  async drained(rule: InboxRule, events: readonly { readonly id: string }[]): Promise<void> {
-    await this.waitUntil(
-      rule,
-      `${events.length} event(s) to be handled and the queue to drain`,
-      async () => events.every((event) => this.completed(event) >= 1) && (await this.depth()) === 0,
-      async () =>
-        `${events.filter((event) => this.completed(event) >= 1).length} handled, depth ${await this.depth()}`,
-    );
-  }
-
-  async close(): Promise<void> {
-    for (const release of this.#hanging) release();
-    const failures: unknown[] = [];
-    for (const close of this.#closers.splice(0).reverse())
-      await close().catch((error) => failures.push(error));
-    await this.underTest.close();
-    if (failures.length > 0) throw failures[0];
-  }
-}
-
-function check(rule: InboxRule, holds: boolean, message: () => string): void {
-  if (!holds) throw new InboxConformanceError(rule, message());
-}
-
-function newEvent(): AnyWebhookEvent {
-  return createTestEvent(EVENT_TYPE);
-}
-
-/** The entry the door would write for `event`, and its key (as the door's, scoped apart). */
-function entryOf(event: AnyWebhookEvent): InboxEntry {
-  return { event, receivedAt: Date.now(), secretIndex: 0 };
-}
-
-function keyOf(event: { readonly id: string }): string {
-  return `conformance:${event.id}`;
-}
-
-/** The dead letter of `event` on the admin's first page, if any. */
-async function deadLetterOf(admin: InboxAdmin, event: { readonly id: string }) {
-  const { items } = await admin.list({ limit: 100 });
-  return items.find((letter) => letter.eventId === event.id);
-}
-
-/** Whether `run` rejects with `DeadLetterError`; anything else it does is described. */
-async function refusedAsDeadLetterError(run: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await run();
-    return 'it fulfilled';
-  } catch (error) {
-    return error instanceof DeadLetterError ? undefined : `it threw ${String(error)}`;
-  }
-}
-
 /** Throws ConfigurationError for the first option that is wrong, before any test is registered. */
 function checkOptions(options: InboxConformanceOptions): void {
   const what = 'inboxConformanceSuite()';
@@ -461,7 +181,7 @@ function checkOptions(options: InboxConformanceOptions): void {
 /**
  * The executable form of the inbox contract (the README's "What is guaranteed, precisely"), for
  * every engine: BullMQ, SQS, pg-boss, yours. Registers one describe block whose tests each build
- * real receivers on a shared `MemoryStore` over a fresh inbox from `createInbox`, and fail with
+ * real receivers on one shared in-memory store (the store contract's reference model) over a fresh inbox from `createInbox`, and fail with
  * {@link InboxConformanceError} naming the rule broken: acknowledged only once durable; a second
  * enqueue of one key adds nothing; at-least-once delivery with exactly-once completion; a crashed
  * worker recovered without spending an attempt; retries on schedule; the last failure dead-lettered
