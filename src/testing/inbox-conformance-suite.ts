@@ -401,6 +401,13 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
       await trial.waitUntil('deadLetter', 'onError to receive EventDeadLetteredError', () =>
         trial.errors.some(({ error }) => error instanceof EventDeadLetteredError),
       );
+      const reported = trial.errors.find(({ error }) => error instanceof EventDeadLetteredError)!
+        .error as EventDeadLetteredError;
+      check(
+        'deadLetter',
+        reported.attempts === 2 && reported.message.includes(event.id),
+        () => `onError was told: ${reported.message} (after ${reported.attempts} attempts)`,
+      );
       const runs = trial.runsOf(event).length;
       check('deadLetter', runs === 2, () => `the handler ran ${runs} times, not 2`);
     });

@@ -58,6 +58,8 @@ export const INBOX_FLAWS = {
   'never dead-letters': 'deadLetter',
   /** Dead-letters, but keeps no `lastError`. */
   'dead-letters without the cause': 'deadLetter',
+  /** Dead-letters without telling onError (no EventDeadLetteredError). */
+  'dead-letters silently': 'deadLetter',
   /** Each replay gets a fresh random replay id, so two replays of one dead letter both run. */
   'a replay makes a fresh replay id each time': 'replay',
   /** Poison goes through the schedule like any failure, spending every attempt. */
@@ -265,6 +267,7 @@ class ZooWorker implements WorkerUnderTest {
         job.lastError = this.flaw === 'dead-letters without the cause' ? '' : message;
         const event = job.entry?.event as WebhookEvent | undefined;
         const eventId = typeof event?.id === 'string' ? event.id : `(job ${job.id})`;
+        if (this.flaw === 'dead-letters silently') return;
         this.webhooks.report(new EventDeadLetteredError(eventId, attempt, { cause: verdict.error }), event);
       }
     }
