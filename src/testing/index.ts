@@ -2,7 +2,7 @@
  * Test helpers for receivers and stores: sign bodies as the service does, build realistic events,
  * deliver them without HTTP, and check a store against the IdempotencyStore contract: by examples
  * (`storeConformanceSuite`), and against a model of its rules, for linearizability (`checkStore`,
- * `storeModelSuite`).
+ * `storeModelSuite`); and check an inbox engine against the inbox contract (`inboxConformanceSuite`).
  *
  * @example
  * ```ts
@@ -20,6 +20,16 @@ export {
 } from './check-store.js';
 export { createTestEvent, type TestEventOverrides } from './create-test-event.js';
 export { type DeliverOptions, deliver } from './deliver.js';
+export {
+  INBOX_RULES,
+  InboxConformanceError,
+  type InboxConformanceOptions,
+  type InboxRule,
+  type InboxUnderTest,
+  inboxConformanceSuite,
+  type WorkerUnderTest,
+  type WorkerUnderTestOptions,
+} from './inbox-conformance-suite.js';
 export {
   checkLinearizable,
   type KeyVerdict,
