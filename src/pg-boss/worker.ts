@@ -61,7 +61,7 @@ export interface PgBossWorkerOptions {
   readonly handlerTimeoutMs?: number;
   /**
    * How long a job may stay `active` before pg-boss takes it for abandoned (a worker that died) and
-   * hands it out again: longer than `handlerTimeoutMs`. pg-boss finds such jobs at its maintenance
+   * hands it out again: longer than the handlers' budget (`handlerTimeoutMs`, or the receiver's). pg-boss finds such jobs at its maintenance
    * interval, so a dead worker's events run again within `expireInSeconds` plus that interval, and
    * then once the dead run's claim in the store ended (`leaseSeconds`).
    * @default 900
@@ -142,9 +142,10 @@ function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettin
       ? undefined
       : whole('handlerTimeoutMs', options.handlerTimeoutMs, 0);
   const expireInSeconds = whole('expireInSeconds', options.expireInSeconds, 900);
-  if (expireInSeconds * 1000 <= (handlerTimeoutMs ?? 300_000)) {
+  // The receiver's own budget is not visible from here: checked when the worker is given one.
+  if (handlerTimeoutMs !== undefined && expireInSeconds * 1000 <= handlerTimeoutMs) {
     throw new ConfigurationError(
-      `${WHAT} \`expireInSeconds\` (${expireInSeconds}) must be longer than the handlers' budget (${handlerTimeoutMs ?? 300_000} ms): pg-boss would take a running event for abandoned and run it again.`,
+      `${WHAT} \`expireInSeconds\` (${expireInSeconds}) must be longer than \`handlerTimeoutMs\` (${handlerTimeoutMs} ms): pg-boss would take a running event for abandoned and hand it out again.`,
     );
   }
   const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
