@@ -30,6 +30,7 @@ export const DEFAULT_PG_BOSS_QUEUE = 'service-webhooks-inbox';
 export interface PgBossLike {
   createQueue(name: string, options?: object): Promise<unknown>;
   updateQueue(name: string, options?: object): Promise<unknown>;
+  getQueue(name: string): Promise<unknown>;
   send(name: string, data: object, options: object): Promise<string | null>;
   // biome-ignore lint/suspicious/noExplicitAny: pg-boss's overloads differ between versions; the inbox reads the rows through PgBossJob.
   fetch(name: string, options: any): Promise<any>;
@@ -118,7 +119,16 @@ export function checkQueueName(queue: unknown, what: string): string {
 
 /** Check that `boss` is a pg-boss instance (by the calls the inbox makes). */
 export function checkBoss(boss: unknown, what: string): PgBossLike {
-  const calls = ['createQueue', 'send', 'fetch', 'complete', 'getJobById', 'deleteJob', 'getDb'] as const;
+  const calls = [
+    'createQueue',
+    'getQueue',
+    'send',
+    'fetch',
+    'complete',
+    'getJobById',
+    'deleteJob',
+    'getDb',
+  ] as const;
   if (
     typeof boss !== 'object' ||
     boss === null ||
@@ -214,7 +224,7 @@ export async function ensureQueues(
   update = false,
 ): Promise<void> {
   const deadLetter = deadLetterQueueOf(queue);
-  await boss.createQueue(deadLetter, {});
+  await createQueue(boss, deadLetter, {});
   const options = {
     deadLetter,
     retryLimit: settings.maxCrashes,
@@ -222,6 +232,27 @@ export async function ensureQueues(
     retryBackoff: false,
     expireInSeconds: settings.expireInSeconds,
   };
-  await boss.createQueue(queue, options);
+  await createQueue(boss, queue, options);
   if (update) await boss.updateQueue(queue, options);
+}
+
+/**
+ * Create a queue unless it exists. pg-boss 10's creation takes locks in an order that deadlocks when
+ * several processes create one queue at once (workers starting together): a failed attempt is
+ * retried while the queue is still missing.
+ */
+async function createQueue(boss: PgBossLike, name: string, options: object): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    if (await boss.getQueue(name)) return;
+    try {
+      await boss.createQueue(name, options);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || (await boss.getQueue(name))) {
+        if (await boss.getQueue(name)) return;
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 100 * attempt));
+    }
+  }
 }
