@@ -190,7 +190,9 @@ function toDeadLetter(row: DeadLetterRow): DeadLetter {
     eventType: typeof event?.type === 'string' ? event.type : '',
     entry: entryOf(data),
     attempts: record?.attempts ?? (typeof data.attempt === 'number' ? data.attempt : 1),
-    lastError: record?.lastError ?? (typeof pgBossReason === 'string' ? pgBossReason : ''),
+    lastError:
+      record?.lastError ??
+      `abandoned: every worker that ran it stopped (crash, out of memory), and pg-boss gave up${typeof pgBossReason === 'string' ? ` (${pgBossReason})` : ''}`,
     stacktrace: record?.stacktrace ?? [],
     receivedAt: data.receivedAt,
     enqueuedAt: record?.enqueuedAt ?? createdOn,

@@ -200,7 +200,7 @@ export function entryOf(data: InboxJobData | undefined): InboxEntry {
 }
 
 /**
- * The queue settings the inbox runs on. `retryLimit` bounds only pg-boss's own recoveries of a job
+ * The queue settings the inbox runs on. pg-boss's `retryLimit` bounds only its own recoveries of a job
  * whose worker died (its expiration path): the worker's attempts never go through pg-boss's retries.
  * `retryDelay: 0`: a dead worker's job is free again as soon as it expired; the store's lease holds it
  * until the dead run's claim ends.
@@ -227,7 +227,10 @@ export async function ensureQueues(
   await createQueue(boss, deadLetter, {});
   const options = {
     deadLetter,
-    retryLimit: settings.maxCrashes,
+    // One more than the worker's bound: the worker sees the crash count pass `maxCrashes` on the next
+    // fetch and dead-letters the event itself, reporting it; pg-boss's own move to the dead-letter
+    // queue is the backstop for a run that crashes that worker too.
+    retryLimit: settings.maxCrashes + 1,
     retryDelay: 0,
     retryBackoff: false,
     expireInSeconds: settings.expireInSeconds,

@@ -275,6 +275,38 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       expect(seen).toEqual([]);
     });
 
+    test('a crash spends no attempt; an event that crashes every worker is dead-lettered after maxCrashes', async () => {
+      const { queue, inbox, webhooks, errors, admin } = setup();
+      const seen: number[] = [];
+      // Every run hangs until its worker is "killed": the handler times out in this process after
+      // 2 s (releasing the claim), but the abandoned worker writes nothing to pg-boss.
+      webhooks.on('user.created', async (_event, ctx) => {
+        seen.push(ctx.attempt);
+        await new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('stopped with its worker'))),
+        );
+      });
+      const event = createTestEvent('user.created');
+      for (let crash = 1; crash <= 2; crash++) {
+        // The first worker writes its settings on the queue (expiry, crash bound); the door's job
+        // takes them when it is written after.
+        const worker = await start(webhooks, queue, { attempts: 5, maxCrashes: 1, expireInSeconds: 3 });
+        if (crash === 1)
+          await inbox.enqueue({ event, receivedAt: Date.now(), secretIndex: 0 }, `crash-${event.id}`);
+        await waitUntil(`run ${crash}`, () => seen.length === crash, 20_000);
+        await worker.close(true);
+      }
+      const last = await start(webhooks, queue, { attempts: 5, maxCrashes: 1, expireInSeconds: 3 });
+      await waitUntil('the dead letter', async () => (await admin.stats()).deadLettered === 1, 20_000);
+      await last.close();
+      expect(seen).toEqual([1, 1]);
+      const [letter] = (await admin.list()).items;
+      expect(letter!.lastError).toMatch(/abandoned/);
+      expect(letter!.eventId).toBe(event.id);
+      expect(errors.some((error) => error instanceof EventDeadLetteredError)).toBe(true);
+      expect(await admin.stats()).toMatchObject({ depth: 0, deadLettered: 1 });
+    }, 40_000);
+
     test('graceful close waits for a running handler', async () => {
       const { queue, door, webhooks } = setup();
       let finished = false;
