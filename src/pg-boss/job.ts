@@ -42,7 +42,14 @@ export interface PgBossLike {
   getDb(): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
 }
 
-/** A job as `fetch(…, { includeMetadata: true })` and `getJobById` return it: the fields the inbox reads. */
+/**
+ * A job as `fetch(…, { includeMetadata: true })` and `getJobById` return it: the fields the inbox reads.
+ *
+ * @example
+ * ```ts
+ * const [job] = (await boss.fetch(queue, { includeMetadata: true })) as PgBossJob[];
+ * ```
+ */
 export interface PgBossJob {
   readonly id: string;
   readonly name: string;
@@ -101,12 +108,26 @@ export interface DeadLetterRecord {
   readonly lastAttemptAt?: number | undefined;
 }
 
-/** The dead-letter queue of an inbox queue: pg-boss's `deadLetter` queue, which no worker takes from. */
+/**
+ * The dead-letter queue of an inbox queue: pg-boss's `deadLetter` queue, which no worker takes from.
+ *
+ * @example
+ * ```ts
+ * deadLetterQueueOf('billing-webhooks'); // 'billing-webhooks-dead-letters'
+ * ```
+ */
 export function deadLetterQueueOf(queue: string): string {
   return `${queue}-dead-letters`;
 }
 
-/** Check a queue name as pg-boss 12 takes them (letters, digits, `_`, `-`, `.`, `/`), at construction. */
+/**
+ * Check a queue name as pg-boss 12 takes them (letters, digits, `_`, `-`, `.`, `/`), at construction.
+ *
+ * @example
+ * ```ts
+ * const queue = checkQueueName(options.queue, 'pgBossInbox()');
+ * ```
+ */
 export function checkQueueName(queue: unknown, what: string): string {
   if (queue === undefined) return DEFAULT_PG_BOSS_QUEUE;
   if (typeof queue !== 'string' || !/^[A-Za-z0-9_\-./]{1,200}$/.test(queue)) {
@@ -117,7 +138,14 @@ export function checkQueueName(queue: unknown, what: string): string {
   return queue;
 }
 
-/** Check that `boss` is a pg-boss instance (by the calls the inbox makes). */
+/**
+ * Check that `boss` is a pg-boss instance (by the calls the inbox makes).
+ *
+ * @example
+ * ```ts
+ * const boss = checkBoss(options.boss, 'pgBossInbox()');
+ * ```
+ */
 export function checkBoss(boss: unknown, what: string): PgBossLike {
   const calls = [
     'createQueue',
@@ -145,6 +173,11 @@ export function checkBoss(boss: unknown, what: string): PgBossLike {
  * A UUID from a digest of `parts`: pg-boss ids are UUIDs and dedup keys reach 400 characters, so the
  * id is derived (SHA-256, shaped as a version-5-style UUID): one key always gives one id, and a second
  * `send` with it adds nothing while the first job is in pg-boss's job table.
+ *
+ * @example
+ * ```ts
+ * derivedUuid('event', queue, key); // the same UUID for the same parts, every time
+ * ```
  */
 export function derivedUuid(...parts: readonly string[]): string {
   const bytes = createHash('sha256').update(parts.join('\n')).digest().subarray(0, 16);
@@ -154,28 +187,61 @@ export function derivedUuid(...parts: readonly string[]): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The id of the job the door writes for an event: from the queue and the event's dedup key. */
+/**
+ * The id of the job the door writes for an event: from the queue and the event's dedup key.
+ *
+ * @example
+ * ```ts
+ * await boss.getJobById(queue, eventJobId(queue, key));
+ * ```
+ */
 export function eventJobId(queue: string, key: string): string {
   return derivedUuid('event', queue, key);
 }
 
-/** The id of the job that continues a chain (a retry or a deferral): one per attempt and deferral. */
+/**
+ * The id of the job that continues a chain (a retry or a deferral): one per attempt and deferral.
+ *
+ * @example
+ * ```ts
+ * await boss.send(queue, data, { id: continuationJobId(root, attempt + 1, 0), startAfter });
+ * ```
+ */
 export function continuationJobId(root: string, attempt: number, deferrals: number): string {
   return derivedUuid('continue', root, String(attempt), String(deferrals));
 }
 
-/** The id of the dead letter a job becomes: one per failed job, so a second write adds nothing. */
+/**
+ * The id of the dead letter a job becomes: one per failed job, so a second write adds nothing.
+ *
+ * @example
+ * ```ts
+ * await boss.send(deadLetterQueueOf(queue), letter, { id: deadLetterJobId(job.id) });
+ * ```
+ */
 export function deadLetterJobId(jobId: string): string {
   return derivedUuid('dead-letter', jobId);
 }
 
-/** The id of a replay's job: from the replay id, so replaying one dead letter twice writes one job. */
+/**
+ * The id of a replay's job: from the replay id, so replaying one dead letter twice writes one job.
+ *
+ * @example
+ * ```ts
+ * await boss.send(queue, data, { id: replayJobId(queue, replayIdOf(letter.jobId, letter.failedAt)) });
+ * ```
+ */
 export function replayJobId(queue: string, replayId: string): string {
   return derivedUuid('replay', queue, replayId);
 }
 
 /**
  * The entry as a job holds it: only the entry's fields. The door's `traceparent` rides along as it is.
+ *
+ * @example
+ * ```ts
+ * await boss.send(queue, jobData(entry, { attempt: 1 }), { id: eventJobId(queue, key) });
+ * ```
  */
 export function jobData(entry: InboxEntry, extra: Omit<InboxJobData, keyof InboxEntry> = {}): InboxJobData {
   const data: InboxJobData = {
@@ -189,7 +255,14 @@ export function jobData(entry: InboxEntry, extra: Omit<InboxJobData, keyof Inbox
   };
 }
 
-/** The entry of a job's data, for `webhooks.process`; whatever else the data holds stays out. */
+/**
+ * The entry of a job's data, for `webhooks.process`; whatever else the data holds stays out.
+ *
+ * @example
+ * ```ts
+ * await webhooks.process(entryOf(job.data), { attempt: job.data.attempt ?? 1 });
+ * ```
+ */
 export function entryOf(data: InboxJobData | undefined): InboxEntry {
   const entry = {
     event: data?.event,
@@ -204,18 +277,35 @@ export function entryOf(data: InboxJobData | undefined): InboxEntry {
  * whose worker died (its expiration path): the worker's attempts never go through pg-boss's retries.
  * `retryDelay: 0`: a dead worker's job is free again as soon as it expired; the store's lease holds it
  * until the dead run's claim ends.
+ *
+ * @example
+ * ```ts
+ * await ensureQueues(boss, queue, { expireInSeconds: 900, maxCrashes: 5 });
+ * ```
  */
 export interface QueueSettings {
   readonly expireInSeconds: number;
   readonly maxCrashes: number;
 }
 
-/** The settings a door uses when it makes the queue itself (a worker writes its own over them). */
+/**
+ * The settings a door uses when it makes the queue itself (a worker writes its own over them).
+ *
+ * @example
+ * ```ts
+ * await ensureQueues(boss, queue, DEFAULT_QUEUE_SETTINGS);
+ * ```
+ */
 export const DEFAULT_QUEUE_SETTINGS: QueueSettings = { expireInSeconds: 900, maxCrashes: 5 };
 
 /**
  * Make the dead-letter queue, then the inbox queue pointing at it (creating is a no-op for a queue
  * that exists); `update` writes `settings` over an existing queue's.
+ *
+ * @example
+ * ```ts
+ * await ensureQueues(boss, 'billing-webhooks', { expireInSeconds: 900, maxCrashes: 5 }, true);
+ * ```
  */
 export async function ensureQueues(
   boss: PgBossLike,

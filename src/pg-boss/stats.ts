@@ -6,6 +6,11 @@ import { deadLetterQueueOf, type PgBossLike } from './job.js';
 /**
  * pg-boss's schema (its `schema` option): the figures are read from its job table with one query,
  * since its own counting calls differ between versions and cannot tell waiting from delayed.
+ *
+ * @example
+ * ```ts
+ * const schema = checkSchema(options.schema, 'pgBossInboxAdmin()'); // 'pgboss' by default
+ * ```
  */
 export function checkSchema(schema: unknown, what: string): string {
   if (schema === undefined) return 'pgboss';
