@@ -259,11 +259,15 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       await running;
       await inbox.enqueue(entry, `k-${event.id}`);
       await start(webhooks, queue, { attempts: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      // Deferred, not dead-lettered though attempts is 1.
+      // Deferred (due later), not dead-lettered though attempts is 1.
+      await waitUntil(
+        'the deferral',
+        async () => (await pgBossInboxAdmin({ boss, queue, schema }).stats()).delayed === 1,
+      );
       expect(await pgBossInboxAdmin({ boss, queue, schema }).stats()).toMatchObject({
         deadLettered: 0,
         delayed: 1,
+        active: 0,
       });
       release();
       await first;
