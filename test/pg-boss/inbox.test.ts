@@ -147,6 +147,30 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       expect(runs).toBe(1);
     });
 
+    test("the entry's traceparent travels in the job's data, as it is, to the worker's process()", async () => {
+      const { queue, inbox, webhooks } = setup();
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const event = createTestEvent('user.created');
+      await inbox.enqueue(
+        { event, receivedAt: Date.now(), secretIndex: 0, traceparent },
+        `trace-${event.id}`,
+      );
+      const job = await boss.getJobById(queue, eventJobId(queue, `trace-${event.id}`));
+      expect(job?.data?.traceparent).toBe(traceparent);
+      const entries: unknown[] = [];
+      const observed = {
+        process: (...args: Parameters<Webhooks['process']>) => {
+          entries.push(args[0]);
+          return webhooks.process(...args);
+        },
+        report: (...args: Parameters<Webhooks['report']>) => webhooks.report(...args),
+        telemetry: undefined,
+      } as unknown as Webhooks;
+      await start(observed, queue);
+      await waitUntil('the run', () => entries.length === 1);
+      expect(entries[0]).toEqual({ event, receivedAt: expect.any(Number), secretIndex: 0, traceparent });
+    });
+
     test('PostgreSQL unreachable: enqueue rejects and the door answers 503 inbox_unavailable', async () => {
       const proxy = await startProxy();
       const schemaOfDown = uniqueSchema();
