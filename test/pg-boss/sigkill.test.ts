@@ -116,9 +116,11 @@ test.each(places)(
       HANDLER_DELAY_MS: '100',
       PG_BOSS: version.name.endsWith('12') ? '12' : '10',
     };
-    for (const worker of await Promise.all([startWorker(env), startWorker(env), startWorker(env)])) {
-      workers.add(worker);
-    }
+    // Every worker that started is stopped by afterAll, even when another failed to start.
+    const starts = await Promise.allSettled([startWorker(env), startWorker(env), startWorker(env)]);
+    for (const start of starts) if (start.status === 'fulfilled') workers.add(start.value);
+    const failed = starts.find((start) => start.status === 'rejected');
+    if (failed) throw failed.reason;
 
     const kills: { pid: number; at: number }[] = [];
     let done = false;
