@@ -262,7 +262,7 @@ class RunningSqsWorker implements SqsWorker {
     };
   };
 
-  readonly close = (force = false): Promise<void> => {
+  readonly close = async (force = false): Promise<void> => {
     if (force) this.#abandon();
     this.#closing ??= (async () => {
       this.#monitor?.stop();
@@ -270,9 +270,10 @@ class RunningSqsWorker implements SqsWorker {
       this.#polling.abort();
       this.#slotFreed?.();
       await this.#loop;
-      await Promise.all([...this.#running].map((running) => running.done));
     })();
-    return this.#closing;
+    await this.#closing;
+    // Abandoned handlers are not waited for: they may run on, but touch nothing on SQS.
+    if (!this.#abandoned) await Promise.all([...this.#running].map((running) => running.done));
   };
 
   /** Stop renewing and settling anything: the running messages come back after their visibility. */

@@ -109,22 +109,24 @@ export async function receiveAll(
   queueUrl: string,
   { max = 10, visibility = 30, waitSeconds = 0 } = {},
 ): Promise<Message[]> {
-  const messages: Message[] = [];
-  for (let round = 0; round < 20 && messages.length < max; round++) {
+  // With a visibility of 0 SQS may hand one message out again in the next round: kept once.
+  const messages = new Map<string, Message>();
+  for (let round = 0; round < 20 && messages.size < max; round++) {
     const { Messages = [] } = await client.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
-        MaxNumberOfMessages: Math.min(10, max - messages.length),
+        MaxNumberOfMessages: Math.min(10, max - messages.size),
         VisibilityTimeout: visibility,
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }),
     );
-    if (Messages.length === 0) break;
-    messages.push(...Messages);
+    const fresh = Messages.filter((message) => !messages.has(message.MessageId!));
+    if (fresh.length === 0) break;
+    for (const message of fresh) messages.set(message.MessageId!, message);
   }
-  return messages;
+  return [...messages.values()];
 }
 
 export interface Receiver {
