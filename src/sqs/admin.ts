@@ -139,10 +139,11 @@ export function sqsInboxAdmin(options: SqsInboxAdminOptions): SqsInboxAdmin {
       const batch = await receive(visibility);
       const fresh = batch.filter((message) => !seen.has(message.messageId));
       emptyRounds = fresh.length === 0 ? emptyRounds + 1 : 0;
-      for (const message of fresh) {
-        seen.set(message.messageId, message);
-        if (stop(message)) return { seen: [...seen.values()], found: message };
-      }
+      // The whole batch is recorded before looking for the one wanted: every message received is held
+      // and must be released.
+      for (const message of fresh) seen.set(message.messageId, message);
+      const found = fresh.find(stop);
+      if (found) return { seen: [...seen.values()], found };
     }
     return { seen: [...seen.values()], found: undefined };
   };
