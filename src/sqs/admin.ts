@@ -186,6 +186,7 @@ export function sqsInboxAdmin(options: SqsInboxAdminOptions): SqsInboxAdmin {
   // Two replays of one dead letter from this admin at once share one: the second would not find the
   // message (the first holds it) and answer not found.
   const replaying = new Map<string, Promise<Replay>>();
+  let listing: Promise<ReceivedMessage[]> | undefined;
 
   const admin: SqsInboxAdmin = {
     engine: 'sqs',
@@ -194,8 +195,18 @@ export function sqsInboxAdmin(options: SqsInboxAdminOptions): SqsInboxAdmin {
     },
     async list(page) {
       const { offset, limit } = checkPage(page);
-      const { seen } = await scan(PEEK_SECONDS, () => false);
-      await release(seen);
+      // Listings at once from this admin share one scan: two would each hide from the other what it
+      // received, and each see part of the queue.
+      listing ??= (async () => {
+        try {
+          const { seen } = await scan(PEEK_SECONDS, () => false);
+          await release(seen);
+          return seen;
+        } finally {
+          listing = undefined;
+        }
+      })();
+      const seen = await listing;
       const letters = seen
         .map(toDeadLetter)
         .sort((a, b) => (b.failedAt ?? b.enqueuedAt) - (a.failedAt ?? a.enqueuedAt));

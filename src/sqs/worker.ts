@@ -146,7 +146,7 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     'visibilityTimeoutSeconds',
     options.visibilityTimeoutSeconds,
     30,
-    2,
+    1,
     SQS_MAX_VISIBILITY_SECONDS,
   );
   const settings = {

@@ -20,6 +20,7 @@ import {
   type Fauxqs,
   receiveAll,
   receiver,
+  sqsClient,
   startSqs,
   waitUntil,
 } from './support.js';
