@@ -7,7 +7,14 @@ import { createHash } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { InboxEntry } from 'service-webhooks/core';
 
-/** The attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 6). */
+/**
+ * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 6).
+ *
+ * @example
+ * ```ts
+ * const attempt = Number(message.MessageAttributes?.[ATTRIBUTE.attempt]?.StringValue ?? 1);
+ * ```
+ */
 export const ATTRIBUTE = Object.freeze({
   /** The attempt this message is, from 1: the attempt count travels with the message. */
   attempt: 'sw-attempt',
@@ -27,6 +34,11 @@ export const ATTRIBUTE = Object.freeze({
  * The bytes kept free beside the door's message for what a worker adds later (a dead letter's cause,
  * a retry's attributes): the door refuses an entry that would leave less, so every copy a worker
  * writes still fits the queue.
+ *
+ * @example
+ * ```ts
+ * const largestBody = maximumMessageSize - WORKER_HEADROOM_BYTES - 200; // less the attributes' own bytes
+ * ```
  */
 export const WORKER_HEADROOM_BYTES = 8_192;
 
@@ -37,11 +49,23 @@ const MAX_STACK_CHARS = 4_000;
 /**
  * SQS's message size when the queue's `MaximumMessageSize` cannot be read: the documented default of a
  * queue made before 2025 (256 KiB), the smallest a queue of default settings may have.
+ *
+ * @example
+ * ```ts
+ * sqsInbox({ client, queueUrl, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES });
+ * ```
  */
 export const DEFAULT_MAX_MESSAGE_BYTES = 262_144;
-/** SQS's largest message, the documented maximum of `MaximumMessageSize` (1 MiB). */
+/**
+ * SQS's largest message, the documented maximum of `MaximumMessageSize` (1 MiB).
+ *
+ * @example
+ * ```ts
+ * await sqs.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: { MaximumMessageSize: String(SQS_MAX_MESSAGE_BYTES) } }));
+ * ```
+ */
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
-/** SQS's longest `DelaySeconds` (15 minutes). */
+/** SQS's longest `DelaySeconds` (15 minutes); a longer retry delay rides in `sw-not-before`. */
 export const SQS_MAX_DELAY_SECONDS = 900;
 /** SQS's longest visibility timeout (12 hours). */
 export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
@@ -65,7 +89,14 @@ export interface FailureRecord {
   readonly lastAttemptAt: number;
 }
 
-/** What travels beside the entry: the attempt, when it was first queued, and the optional parts. */
+/**
+ * What travels beside the entry: the attempt, when it was first queued, and the optional parts.
+ *
+ * @example
+ * ```ts
+ * const meta: MessageMeta = { attempt: 1, enqueuedAt: Date.now() };
+ * ```
+ */
 export interface MessageMeta {
   readonly attempt: number;
   readonly enqueuedAt: number;
@@ -75,7 +106,14 @@ export interface MessageMeta {
   readonly failure?: FailureRecord | undefined;
 }
 
-/** A message as the SDK sends it: body and attributes. */
+/**
+ * A message as the SDK sends it: body and attributes.
+ *
+ * @example
+ * ```ts
+ * const { body, attributes }: OutgoingMessage = messageOf(entry, { attempt: 1, enqueuedAt: Date.now() });
+ * ```
+ */
 export interface OutgoingMessage {
   readonly body: string;
   readonly attributes: Record<string, MessageAttributeValue>;
@@ -101,6 +139,12 @@ export interface ReceivedMessage {
 /**
  * The message of an entry: the body is the entry's JSON without `traceparent` (an attribute), so
  * nothing else of the object rides along and a reader tells event from metadata at a glance.
+ *
+ * @example
+ * ```ts
+ * const message = messageOf(entry, { attempt: 1, enqueuedAt: Date.now() });
+ * await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: message.body, MessageAttributes: message.attributes }));
+ * ```
  */
 export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage {
   const body = JSON.stringify({
@@ -136,6 +180,11 @@ export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage
 /**
  * The bytes SQS counts against `MaximumMessageSize`: the body's UTF-8 bytes, and each attribute's
  * name, data type and value (SQS's documented rule for message attributes).
+ *
+ * @example
+ * ```ts
+ * if (messageBytes(message) + WORKER_HEADROOM_BYTES > 262_144) console.warn('too large for the queue');
+ * ```
  */
 export function messageBytes(message: OutgoingMessage): number {
   let size = Buffer.byteLength(message.body, 'utf8');
@@ -205,6 +254,11 @@ function wholeNumber(text: string | undefined): number | undefined {
  * dedup key reaches 400, so it is a SHA-256 digest (43 characters), stable for one key. A retry copy
  * and a replay must not be taken for the door's write (SQS drops a repeated id for 5 minutes), so
  * they mix in their attempt and replay id; the door's write is the key's digest alone.
+ *
+ * @example
+ * ```ts
+ * deduplicationId('evt_123'); // 43 characters, the same for every write of this key
+ * ```
  */
 export function deduplicationId(key: string, attempt = 1, replayId?: string): string {
   const source = attempt === 1 && replayId === undefined ? key : `${key}\n${attempt}\n${replayId ?? ''}`;
