@@ -280,3 +280,65 @@ test('options are checked at construction', () => {
   expect(() => startSqsWorker(webhooks, { ...base, queueUrl: 'q' })).toThrow(/queueUrl/);
   expect(() => startSqsWorker({} as never, base)).toThrow(/createWebhooks/);
 });
+
+test('a FIFO queue: retries without per-message delays (the copy is hidden until its time), then a FIFO dead letter', async () => {
+  const q = await createQueues(client, 'fifo-retries', { fifo: true });
+  cleanup.push(() => q.delete());
+  const store = new MemoryStore();
+  const door = receiver({ store, inbox: sqsInbox({ client, queueUrl: q.queueUrl }) });
+  const times: number[] = [];
+  const consumer = receiver({
+    store,
+    behaviour: (event, attempt) => {
+      times.push(Date.now());
+      if (event.id === 'evt_fifo_dead' || attempt < 2) throw new Error(`fifo boom ${attempt}`);
+    },
+  });
+  await deliverTo(door.webhooks, createTestEvent('user.created', { id: 'evt_fifo_retry' }));
+  const running = worker(consumer.webhooks, q.queueUrl, { attempts: 2, backoff: [2_000] });
+  await waitUntil('the second attempt', () => consumer.runs.length >= 2, 20_000);
+  expect(consumer.runs).toEqual([
+    { eventId: 'evt_fifo_retry', attempt: 1 },
+    { eventId: 'evt_fifo_retry', attempt: 2 },
+  ]);
+  expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
+  await deliverTo(door.webhooks, createTestEvent('user.created', { id: 'evt_fifo_dead' }));
+  await waitUntil(
+    'a dead letter',
+    () => consumer.errors.some((error) => error.code === 'event_dead_lettered'),
+    20_000,
+  );
+  await running.close();
+  const letters = await deadLetters(q.deadLetterQueueUrl);
+  expect(letters.map((letter) => [letter.eventId, letter.failure.attempts])).toEqual([['evt_fifo_dead', 2]]);
+});
+
+test('the door’s traceparent travels as an attribute and reaches the run', async () => {
+  const q = await queues('trace');
+  const inbox = sqsInbox({ client, queueUrl: q.queueUrl });
+  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  const event = createTestEvent('user.created', { id: 'evt_trace' });
+  await inbox.enqueue({ event, receivedAt: Date.now(), secretIndex: 0, traceparent }, 'evt_trace');
+  const [message] = await receiveAll(client, q.queueUrl, { visibility: 0 });
+  expect(message!.MessageAttributes?.[ATTRIBUTE.traceparent]?.StringValue).toBe(traceparent);
+  expect(JSON.parse(message!.Body!)).not.toHaveProperty('traceparent');
+  const seen: (string | undefined)[] = [];
+  const consumer = receiver();
+  const original = consumer.webhooks.process.bind(consumer.webhooks);
+  const observed = new Proxy(consumer.webhooks, {
+    get(target, property) {
+      if (property === 'process') {
+        return (entry: Parameters<typeof original>[0], options: Parameters<typeof original>[1]) => {
+          seen.push(entry.traceparent);
+          return original(entry, options);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const running = worker(observed, q.queueUrl);
+  await waitUntil('the run', () => consumer.runs.length === 1, 10_000);
+  await running.close();
+  expect(seen).toEqual([traceparent]);
+});
