@@ -3,7 +3,7 @@
  * ctx.attempt 1, 2, 3, dead letters with their cause, poison at once, a deferral that spends no
  * attempt, a crash that spends none either, and a graceful close that waits for a running handler.
  */
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { MemoryStore } from 'service-webhooks';
 import {
   ATTRIBUTE,
@@ -341,4 +341,13 @@ test('the door’s traceparent travels as an attribute and reaches the run', asy
   await waitUntil('the run', () => consumer.runs.length === 1, 10_000);
   await running.close();
   expect(seen).toEqual([traceparent]);
+});
+
+test('a worker with no dead-letter queue (no option, no RedrivePolicy) does not start', async () => {
+  const { QueueUrl } = await client.send(
+    new CreateQueueCommand({ QueueName: `no-dlq-${crypto.randomUUID().slice(0, 8)}` }),
+  );
+  const running = worker(receiver().webhooks, QueueUrl!);
+  await expect(running.waitUntilReady()).rejects.toThrow(/needs a dead-letter queue/);
+  await running.close();
 });
