@@ -7,6 +7,7 @@ import type { InboxEntry, InboxQueue } from 'service-webhooks/core';
 import { ConfigurationError } from 'service-webhooks/core';
 import { SqsMessageTooLargeError } from './errors.js';
 import {
+  DEFAULT_MAX_MESSAGE_BYTES,
   deduplicationId,
   isFifoQueue,
   messageBytes,
@@ -38,7 +39,8 @@ export interface SqsInboxOptions {
   readonly messageGroupId?: string | ((entry: InboxEntry) => string);
   /**
    * The queue's `MaximumMessageSize`, when the door may not read it (`sqs:GetQueueAttributes`).
-   * Otherwise read once, at the first event.
+   * Otherwise read once, at the first event (until it is read, 256 KiB, SQS's former default, is
+   * assumed, and the read is tried again at the next event).
    */
   readonly maxMessageBytes?: number;
 }
@@ -112,7 +114,9 @@ export function sqsInbox(options: SqsInboxOptions): SqsInbox {
     async enqueue(entry: InboxEntry, key: string): Promise<void> {
       const message = messageOf(entry, { attempt: 1, enqueuedAt: Date.now() });
       const bytes = messageBytes(message) + WORKER_HEADROOM_BYTES;
-      const max = await maxMessageBytes();
+      // Unreadable (no sqs:GetQueueAttributes permission, or SQS unreachable, when the send fails
+      // anyway): the documented default, so an event that may not fit is refused rather than lost.
+      const max = await maxMessageBytes().catch(() => DEFAULT_MAX_MESSAGE_BYTES);
       if (bytes > max) throw new SqsMessageTooLargeError(entry.event.id, bytes, max);
       const dedup = deduplicationId(key);
       await client.send(
