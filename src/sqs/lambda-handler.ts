@@ -53,6 +53,9 @@ const WHAT = 'sqsHandler()';
  * `handlerTimeoutMs`; a `RedrivePolicy` with `maxReceiveCount` of 20 or more, the backstop for a record
  * that crashes the function every time (each deferral counts a receive too).
  *
+ * Records of a standard queue run at once; a FIFO queue's run in order within their message group,
+ * and once one must come back, the rest of its group in the batch is listed unrun.
+ *
  * @example
  * ```ts
  * import { SQSClient } from '@aws-sdk/client-sqs';
@@ -116,25 +119,39 @@ export function sqsHandler(
     return consumer();
   };
 
+  /** Whether the record must come back through SQS (listed in the answer). */
+  const run = async (record: SQSRecord): Promise<boolean> => {
+    try {
+      const consumer = await consumerOf(record.eventSourceARN);
+      return (await consumeMessage(webhooks, consumer, receivedOf(record))) === 'keep';
+    } catch {
+      // The queue's URL could not be found: the record comes back after its visibility timeout.
+      return true;
+    }
+  };
+
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const records = event?.Records ?? [];
-    const failed = await Promise.all(
-      records.map(async (record): Promise<string | undefined> => {
-        try {
-          const consumer = await consumerOf(record.eventSourceARN);
-          const settlement = await consumeMessage(webhooks, consumer, receivedOf(record));
-          return settlement === 'keep' ? record.messageId : undefined;
-        } catch {
-          // The queue's URL could not be found: the record comes back after its visibility timeout.
-          return record.messageId;
+    // Records of a standard queue run at once. A FIFO queue's run in order within their message
+    // group, and after one that must come back the rest of its group is not run and comes back too
+    // (what Lambda asks of a FIFO partial batch response, so the group's order holds).
+    const lanes = new Map<string, SQSRecord[]>();
+    for (const record of event?.Records ?? []) {
+      const group = record.attributes?.MessageGroupId;
+      const lane = group === undefined ? `record ${record.messageId}` : `group ${group}`;
+      lanes.set(lane, [...(lanes.get(lane) ?? []), record]);
+    }
+    const failed: string[] = [];
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        for (const [index, record] of lane.entries()) {
+          if (await run(record)) {
+            failed.push(...lane.slice(index).map((held) => held.messageId));
+            return;
+          }
         }
       }),
     );
-    return {
-      batchItemFailures: failed
-        .filter((id): id is string => id !== undefined)
-        .map((itemIdentifier) => ({ itemIdentifier })),
-    };
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
 

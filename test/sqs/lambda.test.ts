@@ -49,6 +49,14 @@ function recordOf(message: Message, arn: string): SQSRecord {
       SentTimestamp: system.SentTimestamp ?? String(Date.now()),
       SenderId: system.SenderId ?? 'AIDAEXAMPLE',
       ApproximateFirstReceiveTimestamp: system.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      // A FIFO queue's records carry these too.
+      ...(system.MessageGroupId === undefined
+        ? {}
+        : {
+            MessageGroupId: system.MessageGroupId,
+            MessageDeduplicationId: system.MessageDeduplicationId!,
+            SequenceNumber: system.SequenceNumber!,
+          }),
     },
     messageAttributes: Object.fromEntries(
       Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
@@ -196,5 +204,63 @@ test('a record whose retry cannot be written is listed, so SQS hands it back', a
   const answer = await handler({ Records: messages.map((message) => recordOf(message, arn)) });
   expect(answer.batchItemFailures).toEqual([{ itemIdentifier: messages[0]!.MessageId }]);
   down.destroy();
+  await q.delete();
+});
+
+test('a FIFO batch runs each group in order; after a record that must come back, the rest of its group comes back unrun', async () => {
+  // fauxqs hands out one message of a FIFO group at a time, where SQS gives a batch several: the
+  // batch is made of real messages of a standard queue, carrying the attributes a FIFO record has.
+  const q = await createQueues(client, 'lambda-fifo');
+  const arn = await arnOf(q.queueUrl);
+  const store = new MemoryStore();
+  const leases = { leaseSeconds: 3, handlerTimeoutMs: 2_000 };
+  const door = receiver({ store, receiver: leases, inbox: sqsInbox({ client, queueUrl: q.queueUrl }) });
+  const consumer = receiver({ store, receiver: leases });
+  const events = ['evt_f1', 'evt_f2', 'evt_f3', 'evt_other'].map((id) =>
+    createTestEvent('user.created', { id }),
+  );
+  for (const event of events) expect((await deliverTo(door.webhooks, event)).status).toBe(200);
+  // The group's first event is held by a run elsewhere.
+  let release: () => void = () => {};
+  const holder = receiver({
+    store,
+    receiver: leases,
+    behaviour: () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+  });
+  const holding = holder.webhooks.process(
+    { event: events[0]!, receivedAt: Date.now(), secretIndex: 0 },
+    { attempt: 1 },
+  );
+  await waitUntil('the holder to run', () => holder.runs.length === 1, 5_000);
+  const messages = await receiveAll(client, q.queueUrl, { visibility: 10 });
+  const idOf = (record: SQSRecord) => JSON.parse(record.body).event.id as string;
+  const records = messages
+    .map((message) => recordOf(message, arn))
+    .sort((a, b) => idOf(a).localeCompare(idOf(b)))
+    .map((record, n) => ({
+      ...record,
+      attributes: {
+        ...record.attributes,
+        MessageGroupId: idOf(record) === 'evt_other' ? 'account-2' : 'account-1',
+        MessageDeduplicationId: `dedup-${n}`,
+        SequenceNumber: String(n + 1),
+      },
+    }));
+  expect(records.map(idOf)).toEqual(['evt_f1', 'evt_f2', 'evt_f3', 'evt_other']);
+  const handler = sqsHandler(consumer.webhooks, { client, attempts: 3, backoff: [1_000] });
+  const answer = await handler({ Records: records });
+  expect(answer.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(
+    records
+      .slice(0, 3)
+      .map((record) => record.messageId)
+      .sort(),
+  );
+  // The other group ran; nothing of account-1 ran after its held first record.
+  expect(consumer.runs).toEqual([{ eventId: 'evt_other', attempt: 1 }]);
+  release();
+  await holding;
   await q.delete();
 });
