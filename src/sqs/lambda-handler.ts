@@ -1,0 +1,173 @@
+/**
+ * The SQS consumer as an AWS Lambda handler for an SQS event source mapping, with partial batch
+ * responses: only the records that must come back through SQS's own visibility are reported failed.
+ */
+
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ConfigurationError, type Webhooks } from 'service-webhooks/core';
+import { INBOX_DEFAULTS, type InboxBackoff, schedule } from '../inbox/backoff.js';
+import type { InboxLogger } from '../inbox/log.js';
+import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
+import { isFifoQueue, type ReceivedMessage } from './message.js';
+import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
+
+/**
+ * Options of {@link sqsHandler}.
+ *
+ * @example
+ * ```ts
+ * sqsHandler(webhooks, { client: new SQSClient({}), attempts: 20, backoff: { initialDelayMs: 60_000 } });
+ * ```
+ */
+export interface SqsHandlerOptions {
+  /** The SDK v3 client the handler re-sends, dead-letters and defers with. */
+  readonly client: SQSClient;
+  /** The inbox queue's URL. @default from each record's `eventSourceARN` (through `GetQueueUrl`) */
+  readonly queueUrl?: string;
+  /** Where dead letters go. @default the queue's `RedrivePolicy` target */
+  readonly deadLetterQueueUrl?: string;
+  /** Attempts before an event is dead-lettered, the first included. @default 25 */
+  readonly attempts?: number;
+  /** The delays between attempts. @default 10 s doubling to 4 h */
+  readonly backoff?: InboxBackoff;
+  /** Budget of one attempt's handlers; keep it under the function's timeout. @default the receiver's */
+  readonly handlerTimeoutMs?: number;
+  /** Where retries, deferrals and dead letters are logged. */
+  readonly logger?: InboxLogger;
+}
+
+const WHAT = 'sqsHandler()';
+
+/**
+ * A Lambda handler for an SQS event source mapping on the inbox queue. Each record runs through
+ * `webhooks.process`; the answer's `batchItemFailures` lists only the records that must come back
+ * through SQS (a deferral: another run holds the claim, so the record is hidden until that run's lease
+ * ends, spending no attempt; an SQS call that failed). A handled record, a failed attempt (re-sent as
+ * a delayed copy carrying the next attempt number, on the receiver's schedule) and a dead letter (sent
+ * to the dead-letter queue with its cause) are left out, so Lambda deletes them.
+ *
+ * Queue and mapping settings: `FunctionResponseTypes: ['ReportBatchItemFailures']` on the mapping
+ * (without it a single failure returns the whole batch); the queue's `VisibilityTimeout` at least six
+ * times the function's timeout (AWS's advice for a mapping), and the function's timeout above
+ * `handlerTimeoutMs`; a `RedrivePolicy` with `maxReceiveCount` of 20 or more, the backstop for a record
+ * that crashes the function every time (each deferral counts a receive too).
+ *
+ * Records of a standard queue run at once; a FIFO queue's run in order within their message group,
+ * and once one must come back, the rest of its group in the batch is listed unrun.
+ *
+ * @example
+ * ```ts
+ * import { SQSClient } from '@aws-sdk/client-sqs';
+ * import { sqsHandler } from 'service-webhooks/sqs';
+ *
+ * export const handler = sqsHandler(webhooks, { client: new SQSClient({}), attempts: 20 });
+ * ```
+ */
+export function sqsHandler(
+  webhooks: Webhooks,
+  options: SqsHandlerOptions,
+): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  if (typeof webhooks?.process !== 'function') {
+    throw new ConfigurationError(
+      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
+    );
+  }
+  checkClientAndUrl(WHAT, options?.client, options?.queueUrl, false);
+  const attempts = options.attempts ?? INBOX_DEFAULTS.attempts;
+  if (!Number.isSafeInteger(attempts) || attempts < 1) {
+    throw new ConfigurationError(`${WHAT} \`attempts\` must be a whole number ≥ 1; got ${String(attempts)}.`);
+  }
+  const handlerTimeoutMs = options.handlerTimeoutMs;
+  if (handlerTimeoutMs !== undefined && (!Number.isSafeInteger(handlerTimeoutMs) || handlerTimeoutMs < 1)) {
+    throw new ConfigurationError(
+      `${WHAT} \`handlerTimeoutMs\` must be a whole number ≥ 1; got ${String(handlerTimeoutMs)}.`,
+    );
+  }
+  const retries = schedule(options.backoff, WHAT);
+  const { client } = options;
+  // One consumer per source queue (a function may be mapped to several).
+  const consumers = new Map<string, () => Promise<ConsumerSettings>>();
+  const consumerOf = (arn: string) => {
+    let consumer = consumers.get(arn);
+    if (!consumer) {
+      consumer = once(async () => {
+        const queueUrl = options.queueUrl ?? (await queueUrlOfArn(client, arn));
+        const deadLetterQueueUrl = once(async () => {
+          const url = options.deadLetterQueueUrl ?? (await readDeadLetterQueueUrl(client, queueUrl));
+          if (url === undefined) {
+            throw new ConfigurationError(
+              `${WHAT} needs a dead-letter queue: pass \`deadLetterQueueUrl\`, or give the queue a RedrivePolicy.`,
+            );
+          }
+          return url;
+        });
+        return {
+          client,
+          queueUrl,
+          fifo: isFifoQueue(queueUrl),
+          attempts,
+          retries,
+          handlerTimeoutMs,
+          deadLetterQueueUrl,
+          logger: options.logger,
+          queueName: queueNameOf(queueUrl),
+        };
+      });
+      consumers.set(arn, consumer);
+    }
+    return consumer();
+  };
+
+  /** Whether the record must come back through SQS (listed in the answer). */
+  const run = async (record: SQSRecord): Promise<boolean> => {
+    try {
+      const consumer = await consumerOf(record.eventSourceARN);
+      return (await consumeMessage(webhooks, consumer, receivedOf(record))) === 'keep';
+    } catch {
+      // The queue's URL could not be found: the record comes back after its visibility timeout.
+      return true;
+    }
+  };
+
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    // Records of a standard queue run at once. A FIFO queue's run in order within their message
+    // group, and after one that must come back the rest of its group is not run and comes back too
+    // (what Lambda asks of a FIFO partial batch response, so the group's order holds).
+    const lanes = new Map<string, SQSRecord[]>();
+    for (const record of event?.Records ?? []) {
+      const group = record.attributes?.MessageGroupId;
+      const lane = group === undefined ? `record ${record.messageId}` : `group ${group}`;
+      lanes.set(lane, [...(lanes.get(lane) ?? []), record]);
+    }
+    const failed: string[] = [];
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        for (const [index, record] of lane.entries()) {
+          if (await run(record)) {
+            failed.push(...lane.slice(index).map((held) => held.messageId));
+            return;
+          }
+        }
+      }),
+    );
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}
+
+/** A Lambda record, as the consumer reads a message. */
+function receivedOf(record: SQSRecord): ReceivedMessage {
+  const attributes: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(record.messageAttributes ?? {}))
+    attributes[name] = value.stringValue;
+  return {
+    messageId: record.messageId,
+    receiptHandle: record.receiptHandle,
+    body: record.body,
+    attributes,
+    sentAt:
+      record.attributes?.SentTimestamp === undefined ? undefined : Number(record.attributes.SentTimestamp),
+    receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+    groupId: record.attributes?.MessageGroupId,
+  };
+}

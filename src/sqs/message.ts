@@ -1,0 +1,271 @@
+/**
+ * What the SQS inbox writes, in one place: an entry as a message body and attributes, the attributes
+ * a retry, a replay and a dead letter add, the size SQS counts, and the deduplication id of a FIFO
+ * queue, so that the door, the consumer and the admin agree on them.
+ */
+import { createHash } from 'node:crypto';
+import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type { InboxEntry } from 'service-webhooks/core';
+
+/**
+ * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 6).
+ *
+ * @example
+ * ```ts
+ * const attempt = Number(message.MessageAttributes?.[ATTRIBUTE.attempt]?.StringValue ?? 1);
+ * ```
+ */
+export const ATTRIBUTE = Object.freeze({
+  /** The attempt this message is, from 1: the attempt count travels with the message. */
+  attempt: 'sw-attempt',
+  /** When the door wrote the event (Unix ms): kept across retry copies and dead letters. */
+  enqueuedAt: 'sw-enqueued-at',
+  /** The door's W3C trace context. */
+  traceparent: 'sw-traceparent',
+  /** A replay: `<replay id> <dead letter's message id>`. */
+  replay: 'sw-replay',
+  /** A retry copy's earliest start (Unix ms), for delays longer than SQS's 15-minute `DelaySeconds`. */
+  notBefore: 'sw-not-before',
+  /** A dead letter's cause, as JSON ({@link FailureRecord}). */
+  failure: 'sw-failure',
+});
+
+/**
+ * The bytes kept free beside the door's message for what a worker adds later (a dead letter's cause,
+ * a retry's attributes): the door refuses an entry that would leave less, so every copy a worker
+ * writes still fits the queue.
+ *
+ * @example
+ * ```ts
+ * const largestBody = maximumMessageSize - WORKER_HEADROOM_BYTES - 200; // less the attributes' own bytes
+ * ```
+ */
+export const WORKER_HEADROOM_BYTES = 8_192;
+
+/** The longest `lastError` and stack a dead letter carries (the whole record stays within the headroom). */
+const MAX_ERROR_CHARS = 1_000;
+const MAX_STACK_CHARS = 4_000;
+
+/**
+ * SQS's message size when the queue's `MaximumMessageSize` cannot be read: the documented default of a
+ * queue made before 2025 (256 KiB), the smallest a queue of default settings may have.
+ *
+ * @example
+ * ```ts
+ * sqsInbox({ client, queueUrl, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES });
+ * ```
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 262_144;
+/**
+ * SQS's largest message, the documented maximum of `MaximumMessageSize` (1 MiB).
+ *
+ * @example
+ * ```ts
+ * await sqs.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: { MaximumMessageSize: String(SQS_MAX_MESSAGE_BYTES) } }));
+ * ```
+ */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+/** SQS's longest `DelaySeconds` (15 minutes); a longer retry delay rides in `sw-not-before`. */
+export const SQS_MAX_DELAY_SECONDS = 900;
+/** SQS's longest visibility timeout (12 hours). */
+export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
+/** SQS's longest `MessageDeduplicationId` and `MessageGroupId`. */
+export const SQS_MAX_ID_CHARS = 128;
+
+/**
+ * Why an event was dead-lettered, as a dead letter's `sw-failure` attribute holds it.
+ *
+ * @example
+ * ```ts
+ * const failure: FailureRecord = { reason: 'last-attempt', attempts: 3, lastError: 'handler_failed: boom', stack: '', failedAt: Date.now(), lastAttemptAt: Date.now() };
+ * ```
+ */
+export interface FailureRecord {
+  readonly reason: 'poison' | 'last-attempt';
+  readonly attempts: number;
+  readonly lastError: string;
+  readonly stack: string;
+  readonly failedAt: number;
+  readonly lastAttemptAt: number;
+}
+
+/**
+ * What travels beside the entry: the attempt, when it was first queued, and the optional parts.
+ *
+ * @example
+ * ```ts
+ * const meta: MessageMeta = { attempt: 1, enqueuedAt: Date.now() };
+ * ```
+ */
+export interface MessageMeta {
+  readonly attempt: number;
+  readonly enqueuedAt: number;
+  readonly traceparent?: string | undefined;
+  readonly replay?: { readonly id: string; readonly of: string } | undefined;
+  readonly notBefore?: number | undefined;
+  readonly failure?: FailureRecord | undefined;
+}
+
+/**
+ * A message as the SDK sends it: body and attributes.
+ *
+ * @example
+ * ```ts
+ * const { body, attributes }: OutgoingMessage = messageOf(entry, { attempt: 1, enqueuedAt: Date.now() });
+ * ```
+ */
+export interface OutgoingMessage {
+  readonly body: string;
+  readonly attributes: Record<string, MessageAttributeValue>;
+}
+
+/**
+ * A received message, whichever way it came (the SDK's `ReceiveMessage`, or a Lambda `SQSRecord`):
+ * its string attributes by name, and the system attributes the inbox reads.
+ */
+export interface ReceivedMessage {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, string | undefined>>;
+  /** When SQS accepted this copy (Unix ms). */
+  readonly sentAt: number | undefined;
+  /** SQS's receive count of this copy (includes crash recoveries and deferrals: not the attempt). */
+  readonly receiveCount: number;
+  /** A FIFO queue's `MessageGroupId`. */
+  readonly groupId?: string | undefined;
+}
+
+/**
+ * The message of an entry: the body is the entry's JSON without `traceparent` (an attribute), so
+ * nothing else of the object rides along and a reader tells event from metadata at a glance.
+ *
+ * @example
+ * ```ts
+ * const message = messageOf(entry, { attempt: 1, enqueuedAt: Date.now() });
+ * await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: message.body, MessageAttributes: message.attributes }));
+ * ```
+ */
+export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage {
+  const body = JSON.stringify({
+    event: entry.event,
+    receivedAt: entry.receivedAt,
+    secretIndex: entry.secretIndex,
+  });
+  const attributes: Record<string, MessageAttributeValue> = {
+    [ATTRIBUTE.attempt]: { DataType: 'Number', StringValue: String(meta.attempt) },
+    [ATTRIBUTE.enqueuedAt]: { DataType: 'Number', StringValue: String(meta.enqueuedAt) },
+  };
+  const traceparent = meta.traceparent ?? entry.traceparent;
+  if (typeof traceparent === 'string' && traceparent !== '') {
+    attributes[ATTRIBUTE.traceparent] = { DataType: 'String', StringValue: traceparent };
+  }
+  if (meta.replay) {
+    attributes[ATTRIBUTE.replay] = { DataType: 'String', StringValue: `${meta.replay.id} ${meta.replay.of}` };
+  }
+  if (meta.notBefore !== undefined) {
+    attributes[ATTRIBUTE.notBefore] = { DataType: 'Number', StringValue: String(meta.notBefore) };
+  }
+  if (meta.failure) {
+    const failure: FailureRecord = {
+      ...meta.failure,
+      lastError: meta.failure.lastError.slice(0, MAX_ERROR_CHARS),
+      stack: meta.failure.stack.slice(0, MAX_STACK_CHARS),
+    };
+    attributes[ATTRIBUTE.failure] = { DataType: 'String', StringValue: JSON.stringify(failure) };
+  }
+  return { body, attributes };
+}
+
+/**
+ * The bytes SQS counts against `MaximumMessageSize`: the body's UTF-8 bytes, and each attribute's
+ * name, data type and value (SQS's documented rule for message attributes).
+ *
+ * @example
+ * ```ts
+ * if (messageBytes(message) + WORKER_HEADROOM_BYTES > 262_144) console.warn('too large for the queue');
+ * ```
+ */
+export function messageBytes(message: OutgoingMessage): number {
+  let size = Buffer.byteLength(message.body, 'utf8');
+  for (const [name, value] of Object.entries(message.attributes)) {
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
+    if (value.StringValue !== undefined) size += Buffer.byteLength(value.StringValue, 'utf8');
+    if (value.BinaryValue !== undefined) size += value.BinaryValue.byteLength;
+  }
+  return size;
+}
+
+/** The entry in a received message's body; `undefined` fields when the body is not one (a poison message). */
+export function entryOf(message: ReceivedMessage): InboxEntry {
+  let data: Partial<InboxEntry> | undefined;
+  try {
+    data = JSON.parse(message.body) as Partial<InboxEntry>;
+  } catch {
+    // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
+  }
+  const entry = {
+    event: data?.event,
+    receivedAt: data?.receivedAt,
+    secretIndex: data?.secretIndex,
+  } as InboxEntry;
+  const traceparent = message.attributes[ATTRIBUTE.traceparent];
+  return typeof traceparent === 'string' ? { ...entry, traceparent } : entry;
+}
+
+/** The metadata of a received message; a message written by something else gets attempt 1. */
+export function metaOf(message: ReceivedMessage): MessageMeta {
+  const { attributes } = message;
+  const attempt = wholeNumber(attributes[ATTRIBUTE.attempt]) ?? 1;
+  const enqueuedAt = wholeNumber(attributes[ATTRIBUTE.enqueuedAt]) ?? message.sentAt ?? Date.now();
+  const replayText = attributes[ATTRIBUTE.replay];
+  const space = replayText?.indexOf(' ') ?? -1;
+  const replay =
+    replayText !== undefined && space > 0
+      ? { id: replayText.slice(0, space), of: replayText.slice(space + 1) }
+      : undefined;
+  let failure: FailureRecord | undefined;
+  const failureText = attributes[ATTRIBUTE.failure];
+  if (failureText !== undefined) {
+    try {
+      failure = JSON.parse(failureText) as FailureRecord;
+    } catch {
+      failure = undefined;
+    }
+  }
+  return {
+    attempt: Math.max(1, attempt),
+    enqueuedAt,
+    traceparent: attributes[ATTRIBUTE.traceparent],
+    replay,
+    notBefore: wholeNumber(attributes[ATTRIBUTE.notBefore]),
+    failure,
+  };
+}
+
+function wholeNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/**
+ * A FIFO queue's `MessageDeduplicationId` for one write of an event: SQS allows 128 characters and a
+ * dedup key reaches 400, so it is a SHA-256 digest (43 characters), stable for one key. A retry copy
+ * and a replay must not be taken for the door's write (SQS drops a repeated id for 5 minutes), so
+ * they mix in their attempt and replay id; the door's write is the key's digest alone.
+ *
+ * @example
+ * ```ts
+ * deduplicationId('evt_123'); // 43 characters, the same for every write of this key
+ * ```
+ */
+export function deduplicationId(key: string, attempt = 1, replayId?: string): string {
+  const source = attempt === 1 && replayId === undefined ? key : `${key}\n${attempt}\n${replayId ?? ''}`;
+  return createHash('sha256').update(source).digest('base64url');
+}
+
+/** Whether a queue URL is a FIFO queue's (SQS requires the `.fifo` suffix on their names). */
+export function isFifoQueue(queueUrl: string): boolean {
+  return queueUrl.endsWith('.fifo');
+}

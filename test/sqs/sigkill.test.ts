@@ -1,0 +1,203 @@
+/**
+ * 3,000 events through an SQS door while three worker processes (`startSqsWorker`) run them, one of
+ * them killed with SIGKILL every 1.5 seconds (and replaced). Every event's handler completes, and
+ * exactly once, but for the one window no receiver can close: a worker killed after its handler's
+ * last side effect and before the store recorded the completion. That event runs again elsewhere (its
+ * message comes back after its visibility, and the dead run's claim ends with its lease); the test
+ * accepts a second run only when it proves to be that (the first run's process was killed after the
+ * run, and never recorded the completion), and fails on any other. Modelled on test/inbox/sigkill.test.ts.
+ */
+import { fileURLToPath } from 'node:url';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { Redis } from 'ioredis';
+import { createWebhooks } from 'service-webhooks';
+import { RedisStore } from 'service-webhooks/redis';
+import { sqsInbox, sqsInboxStats } from 'service-webhooks/sqs';
+import { createTestEvent } from 'service-webhooks/testing';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { ROOT } from '../support/paths.js';
+import { type SpawnedProcess, startProcess } from '../support/process.js';
+import { RedisServer } from '../support/redis-servers.js';
+import {
+  createQueues,
+  deliverTo,
+  type Fauxqs,
+  type Queues,
+  SECRET,
+  startSqs,
+  uniqueName,
+  waitUntil,
+} from './support.js';
+
+const EVENTS = 3_000;
+const KILL_EVERY_MS = 1_500;
+// Long enough that a worker's event loop, lagging on a loaded 2-core machine, still heartbeats in time.
+const LEASE_SECONDS = 6;
+const VISIBILITY_SECONDS = 4;
+const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
+
+let sqs: Fauxqs;
+let client: SQSClient;
+let redis: RedisServer;
+let log: Redis;
+let storeClient: Redis;
+let queues: Queues;
+const workers = new Set<SpawnedProcess & { pid: number }>();
+
+beforeAll(async () => {
+  sqs = await startSqs();
+  client = sqs.client();
+  redis = await RedisServer.start();
+  log = new Redis(redis.url);
+  storeClient = new Redis(redis.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 2_000,
+  });
+  storeClient.on('error', () => {});
+});
+
+afterAll(async () => {
+  await Promise.all([...workers].map((worker) => worker.stop()));
+  await queues?.delete();
+  storeClient?.disconnect();
+  log?.disconnect();
+  await redis?.destroy();
+  client?.destroy();
+  await sqs?.stop();
+});
+
+async function inParallel<T, R>(
+  items: readonly T[],
+  lanes: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await task(items[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 1000} s: every handler completes once`, async () => {
+  const name = uniqueName('sigkill');
+  queues = await createQueues(client, 'sigkill', { visibilityTimeoutSeconds: VISIBILITY_SECONDS });
+  const storePrefix = `${name}:store:`;
+  const logKey = `${name}:runs`;
+  const door = createWebhooks({
+    secret: SECRET,
+    store: new RedisStore({ client: storeClient, prefix: storePrefix }),
+    inbox: sqsInbox({ client, queueUrl: queues.queueUrl }),
+    leaseSeconds: LEASE_SECONDS,
+    handlerTimeoutMs: 2_000,
+  });
+  door.onError(() => {});
+  const env = {
+    SECRET,
+    REDIS_URL: redis.url,
+    SQS_ENDPOINT: sqs.endpoint,
+    QUEUE_URL: queues.queueUrl,
+    STORE_PREFIX: storePrefix,
+    LOG_KEY: logKey,
+    LEASE_SECONDS: String(LEASE_SECONDS),
+    VISIBILITY_SECONDS: String(VISIBILITY_SECONDS),
+    CONCURRENCY: '25',
+    HANDLER_DELAY_MS: '100',
+  };
+  const startWorker = async () => {
+    const started = await startProcess(process.execPath, ['--import', 'tsx', WORKER], {
+      name: 'sqs worker',
+      cwd: ROOT,
+      env,
+      ready: /"ready":true/,
+      timeoutMs: 30_000,
+    });
+    return Object.assign(started, { pid: started.child.pid! });
+  };
+  for (const worker of await Promise.all([startWorker(), startWorker(), startWorker()])) workers.add(worker);
+
+  const kills: { pid: number; at: number }[] = [];
+  let done = false;
+  const chaos = (async () => {
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, KILL_EVERY_MS));
+      if (done) break;
+      const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
+      workers.delete(victim);
+      kills.push({ pid: victim.pid, at: Date.now() });
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      workers.add(await startWorker());
+    }
+  })();
+
+  const events = Array.from({ length: EVENTS }, (_, n) =>
+    createTestEvent('user.created', { id: `evt_sqs_kill_${String(n).padStart(5, '0')}` }),
+  );
+  const started = performance.now();
+  const answers = await inParallel(events, 32, (event) => deliverTo(door, event));
+  const sentMs = performance.now() - started;
+  const refused = answers.filter((answer) => answer.status !== 200);
+  expect(refused.slice(0, 3), `${refused.length} deliveries were not acknowledged`).toEqual([]);
+
+  try {
+    await waitUntil(
+      'every event to be handled and the queue to drain',
+      async () => {
+        if ((await log.llen(logKey)) < EVENTS) return false;
+        const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
+        return stats.depth === 0;
+      },
+      75_000,
+    );
+  } finally {
+    done = true;
+    await chaos;
+  }
+
+  const drainedMs = performance.now() - started;
+  const runs = new Map<string, { pid: number; at: number }[]>();
+  for (const line of await log.lrange(logKey, 0, -1)) {
+    const [eventId, pid, at] = line.split(' ');
+    runs.set(eventId!, [...(runs.get(eventId!) ?? []), { pid: Number(pid), at: Number(at) }]);
+  }
+  const notes = await log.hgetall(`${logKey}:notes`);
+  const missing = events.filter((event) => !runs.has(event.id)).map((event) => event.id);
+  expect(missing).toEqual([]);
+  expect(runs.size).toBe(EVENTS);
+
+  // A second run is the crash window when the first run's process was killed after that run and
+  // before the store recorded its completion. Judged by what was recorded, not by timing.
+  const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
+  const recorded = new Set(await log.lrange(`${logKey}:recorded`, 0, -1));
+  const crashWindow: string[] = [];
+  const unexplained: string[] = [];
+  for (const [eventId, list] of runs) {
+    if (list.length === 1) continue;
+    const [first] = [...list].sort((a, b) => a.at - b.at);
+    const killed = killedAt.get(first!.pid);
+    const explained =
+      list.length === 2 &&
+      killed !== undefined &&
+      killed >= first!.at &&
+      !recorded.has(`${eventId} ${first!.pid}`);
+    (explained ? crashWindow : unexplained).push(`${eventId}: ${JSON.stringify(list)}`);
+  }
+  expect(unexplained).toEqual([]);
+  expect(crashWindow.length).toBeLessThan(kills.length * 5);
+  const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
+  expect(stats.deadLettered).toBe(0);
+  expect(kills.length).toBeGreaterThanOrEqual(3);
+  // The kills hit events mid-run: their messages came back and met the dead runs' claims.
+  const deferred = Object.entries(notes).find(([message]) => message.includes('deferred'))?.[1];
+  expect(Number(deferred ?? 0)).toBeGreaterThan(0);
+  console.log(
+    `sqs sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms, all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
+  );
+}, 150_000);
