@@ -4,7 +4,6 @@ import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
   EventSchemaError,
-  InboxUnavailableError,
   type InvalidInboxEntryError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
@@ -25,6 +24,7 @@ import {
 } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
 import { checkEntry, checkReplayId } from './inbox-entry.js';
+import { inboxWriteError } from './inbox-errors.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
@@ -367,7 +367,7 @@ class WebhookReceiver implements Webhooks {
       'inbox.enqueue',
     ).then(
       () => settle(run, SUCCEEDED),
-      (cause: unknown) => settle(run, { kind: 'failed', error: new InboxUnavailableError({ cause }) }),
+      (cause: unknown) => settle(run, { kind: 'failed', error: inboxWriteError(cause) }),
     );
   }
 

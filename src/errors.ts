@@ -152,8 +152,9 @@ export class EventTooOldError extends WebhookError {
  */
 export class PayloadTooLargeError extends WebhookError {
   override name = 'PayloadTooLargeError';
-  constructor() {
-    super('payload_too_large', STATUS_TABLE.payload_too_large.message);
+  /** `message`: what was too large for what, where more than the table's words help (an inbox's limit). */
+  constructor(message: string = STATUS_TABLE.payload_too_large.message) {
+    super('payload_too_large', message);
   }
 }
 

@@ -3,7 +3,12 @@
  * and the mistakes the dead-letter tools refuse. Exported by the core, so that each engine's subpath
  * throws the same classes and `instanceof` holds whichever engine a tool (the CLI) drives.
  */
-import { WebhookError, type WebhookErrorCode } from './errors.js';
+import {
+  InboxUnavailableError,
+  PayloadTooLargeError,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js';
 import { formatDuration } from './format-duration.js';
 
 /**
@@ -67,4 +72,13 @@ export class DeadLetterError extends Error {
     this.code = state === undefined ? 'not_found' : 'not_dead_lettered';
     this.jobId = jobId;
   }
+}
+
+/**
+ * What the door answers when the inbox refused a write: an entry the engine can never hold (a
+ * `PayloadTooLargeError`, such as an SQS message over the queue's size) is a 413, as a body over
+ * `maxBodyBytes` is; anything else is the queue being unavailable (503, the sender retries later).
+ */
+export function inboxWriteError(cause: unknown): WebhookError {
+  return cause instanceof PayloadTooLargeError ? cause : new InboxUnavailableError({ cause });
 }

@@ -577,12 +577,13 @@ export interface InboxEntry {
 }
 
 /**
- * The seam between the receiver and a durable queue engine (BullMQ today; pg-boss or SQS could follow
- * without a change to the core). With `createWebhooks({ inbox })` the receiver verifies, checks the
+ * The seam between the receiver and a durable queue engine (`service-webhooks/bullmq`, `/pg-boss`,
+ * `/sqs`, or yours: `inboxConformanceSuite` in `service-webhooks/testing` checks one). With `createWebhooks({ inbox })` the receiver verifies, checks the
  * envelope and the age, deduplicates, and then calls `enqueue` instead of running handlers: it answers
  * 200 once the returned promise fulfils, and 503 `inbox_unavailable` (so the sender retries) when it
- * rejects or does not settle within `storeTimeoutMs`. Workers then run the handlers with
- * {@link Webhooks.process}.
+ * rejects or does not settle within `storeTimeoutMs`; 413 `payload_too_large` when it rejects with a
+ * `PayloadTooLargeError` (an entry the engine can never hold, such as an SQS message over the queue's
+ * size). Workers then run the handlers with {@link Webhooks.process}.
  *
  * An engine must fulfil only once the entry is durable, and must not create a second job for an id it
  * already holds (the door may enqueue twice when a first attempt timed out but landed).

@@ -1,22 +1,23 @@
 /** What the SQS inbox refuses, as typed errors with a stable `code`. */
+import { PayloadTooLargeError } from 'service-webhooks/core';
+
 /**
  * An event whose entry (its JSON, the inbox's attributes and the room a worker needs for a dead
  * letter's cause) is larger than the queue's `MaximumMessageSize`. SQS would refuse the write, and
- * the inbox never truncates an event: `enqueue` rejects with this error, so the door answers 503
- * `inbox_unavailable` and reports `InboxUnavailableError` to `onError` with this error as its `cause`.
- * The sender's retries meet the same limit: raise the queue's `MaximumMessageSize` (up to 1 MiB) or
- * lower the receiver's `maxBodyBytes` below it, so that a too-large body is refused with 413 instead.
+ * the inbox never truncates an event: `enqueue` rejects with this error, a `PayloadTooLargeError`, so
+ * the door answers 413 `payload_too_large` (as for a body over `maxBodyBytes`) and reports this error,
+ * with the sizes, to `onError`. The sender's retries meet the same limit: raise the queue's
+ * `MaximumMessageSize` (up to 1 MiB) or lower the receiver's `maxBodyBytes` below it.
  *
  * @example
  * ```ts
  * webhooks.onError((error) => {
- *   if (error.cause instanceof SqsMessageTooLargeError) alert(`event ${error.cause.eventId}: ${error.cause.bytes} bytes`);
+ *   if (error instanceof SqsMessageTooLargeError) alert(`event ${error.eventId}: ${error.bytes} of ${error.maxBytes} bytes`);
  * });
  * ```
  */
-export class SqsMessageTooLargeError extends Error {
+export class SqsMessageTooLargeError extends PayloadTooLargeError {
   override name = 'SqsMessageTooLargeError';
-  readonly code = 'sqs_message_too_large' as const;
   /** The event's id. */
   readonly eventId: string;
   /** The bytes the message would have, the worker's headroom included. */

@@ -3,6 +3,7 @@
  * groups; the size limit, checked against SQS's documented values; an unreachable SQS answers 503.
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { PayloadTooLargeError } from 'service-webhooks';
 import {
   ATTRIBUTE,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -186,7 +187,7 @@ describe('size', () => {
     await queues.delete();
   });
 
-  test('an event too large for the queue is refused at the door (503, the typed cause to onError), never truncated', async () => {
+  test('an event too large for the queue is refused at the door (413 payload_too_large, the sizes to onError), never truncated', async () => {
     const queues = await createQueues(client, 'door-size', { maxMessageBytes: 262_144 });
     const { webhooks, errors } = receiver({ inbox: sqsInbox({ client, queueUrl: queues.queueUrl }) });
     const fits = createTestEvent('user.created', { id: 'evt_fits', data: { blob: 'a'.repeat(200_000) } });
@@ -196,11 +197,12 @@ describe('size', () => {
     });
     expect((await deliverTo(webhooks, fits)).status).toBe(200);
     const answer = await deliverTo(webhooks, tooBig);
-    expect(answer.status).toBe(503);
-    expect(errors.map((error) => error.code)).toEqual(['inbox_unavailable']);
-    const cause = errors[0]!.cause as SqsMessageTooLargeError;
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error.code).toBe('payload_too_large');
+    expect(errors.map((error) => error.code)).toEqual(['payload_too_large']);
+    const cause = errors[0] as SqsMessageTooLargeError;
     expect(cause).toBeInstanceOf(SqsMessageTooLargeError);
-    expect(cause.code).toBe('sqs_message_too_large');
+    expect(cause).toBeInstanceOf(PayloadTooLargeError);
     expect(cause.maxBytes).toBe(262_144);
     expect(cause.bytes).toBeGreaterThan(262_144);
     const messages = await receiveAll(client, queues.queueUrl);
