@@ -6,11 +6,7 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { InboxQueue, Webhooks } from 'service-webhooks';
 import { type SqsWorker, sqsInbox, sqsInboxAdmin, startSqsWorker } from 'service-webhooks/sqs';
-import type {
-  InboxUnderTest,
-  WorkerUnderTest,
-  WorkerUnderTestOptions,
-} from '../../src/testing/inbox-conformance-suite.js';
+import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from 'service-webhooks/testing';
 import { createQueues, sqsClient } from './support.js';
 
 /** A fresh SQS inbox on `client`'s emulator for one conformance test. */
