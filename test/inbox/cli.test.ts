@@ -99,14 +99,12 @@ test('stats, list, show, replay, replay --all and remove', async () => {
   expect(show.out).toContain(`"email":"user3@example.com"`);
   const missing = await cli('show', 'e.nothing');
   expect(missing.code).toBe(1);
-  expect(missing.err).toContain('No dead-lettered event has the job id e.nothing');
+  expect(missing.err).toContain('No dead-lettered event has the id e.nothing');
 
   failing = false;
   const replay = await cli('replay', newest!.jobId);
   expect(replay.code).toBe(0);
-  expect(replay.out).toMatch(
-    new RegExp(`^replayed ${events[2]!.id}: job \\S+ → r\\.\\S+ \\(replay id \\S+\\)$`),
-  );
+  expect(replay.out).toMatch(new RegExp(`^replayed ${events[2]!.id}: \\S+ → r\\.\\S+ \\(replay id \\S+\\)$`));
   await waitUntil('the replay to run', () => handled.length === 1, 10_000);
   expect(handled).toEqual([events[2]!.id]);
   const again = await cli('replay', newest!.jobId);
@@ -133,8 +131,8 @@ test('usage mistakes are usage errors; an unreachable Redis fails with a message
   const io = { out: () => {}, err: () => {} };
   await expect(runInbox([], io)).rejects.toThrow(UsageError);
   await expect(runInbox(['purge'], io)).rejects.toThrow(/Unknown subcommand purge/);
-  await expect(runInbox(['show'], io)).rejects.toThrow(/needs the job id/);
-  await expect(runInbox(['replay', 'e.x', '--all'], io)).rejects.toThrow(/either a job id or --all/);
+  await expect(runInbox(['show'], io)).rejects.toThrow(/needs the dead letter's id/);
+  await expect(runInbox(['replay', 'e.x', '--all'], io)).rejects.toThrow(/either an id or --all/);
   await expect(runInbox(['list', '--redis', 'http://x'], io)).rejects.toThrow(/redis:\/\//);
   await expect(runInbox(['list', '--limit', '0'], io)).rejects.toThrow(/--limit/);
   const help: string[] = [];
