@@ -146,6 +146,6 @@ test('usage mistakes are usage errors; an unreachable Redis fails with a message
     err: (line) => err.push(line),
   });
   expect(code).toBe(1);
-  expect(err.join('\n')).toContain('Could not reach the inbox at redis://127.0.0.1:1');
+  expect(err.join('\n')).toContain('Could not reach the bullmq inbox at redis://127.0.0.1:1');
   expect(performance.now() - started).toBeLessThan(10_000);
 });

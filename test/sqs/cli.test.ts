@@ -1,0 +1,123 @@
+/**
+ * `service-webhooks inbox --url <SQS queue URL>` on a real SQS (fauxqs): the engine follows from the
+ * URL, the dead-letter queue from the queue's redrive policy, and stats, list, show, replay and
+ * remove print the columns they print for BullMQ. `--endpoint` points the SDK at the emulator; the
+ * credentials come from the SDK's usual environment variables, as for a user.
+ */
+import { createWebhooks, MemoryStore } from 'service-webhooks';
+import { sqsInbox, startSqsWorker } from 'service-webhooks/sqs';
+import { createTestEvent } from 'service-webhooks/testing';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runInbox } from '../../src/cli/inbox-command.js';
+import { createQueues, deliverTo, type Fauxqs, type Queues, SECRET, startSqs, waitUntil } from './support.js';
+
+let sqs: Fauxqs;
+let queues: Queues;
+let closeWorker: () => Promise<void>;
+let failing = true;
+const handled: string[] = [];
+const saved = { ...process.env };
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runInbox([...argv, '--url', queues.queueUrl, '--endpoint', sqs.endpoint], {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+beforeAll(async () => {
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_REGION: 'us-east-1',
+  });
+  sqs = await startSqs();
+  const client = sqs.client();
+  queues = await createQueues(client, 'cli');
+  const store = new MemoryStore();
+  const webhooks = createWebhooks({ secret: SECRET, store });
+  webhooks.onError(() => {});
+  webhooks.on('user.created', (event) => {
+    if (failing) throw new Error(`crm.example refused ${event.data.email}`);
+    handled.push(event.id);
+  });
+  const worker = startSqsWorker(webhooks, {
+    client,
+    queueUrl: queues.queueUrl,
+    attempts: 1,
+    waitTimeSeconds: 1,
+    monitor: false,
+  });
+  await worker.waitUntilReady();
+  closeWorker = () => worker.close();
+  const door = createWebhooks({
+    secret: SECRET,
+    store,
+    inbox: sqsInbox({ client, queueUrl: queues.queueUrl }),
+  });
+  for (const email of ['a@example.com', 'b@example.com']) {
+    expect((await deliverTo(door, createTestEvent('user.created', { data: { email } }))).status).toBe(200);
+  }
+  await waitUntil(
+    'both events dead-lettered',
+    async () => (await cli('stats', '--json')).out.includes('"deadLettered":2'),
+    20_000,
+  );
+});
+
+afterAll(async () => {
+  await closeWorker?.();
+  await queues?.delete();
+  await sqs?.stop();
+  process.env = saved;
+});
+
+test('the engine follows from the queue URL; stats, list, show, replay and remove print the same columns as for BullMQ', async () => {
+  const stats = await cli('stats');
+  expect(stats.code).toBe(0);
+  // SQS counts running and retrying messages together (in flight) and cannot see the oldest wait.
+  expect(stats.out).toMatch(/^waiting {7}0\nrunning {7}0\nretrying {6}0\ndead-lettered 2\nnext waited {3}-$/);
+
+  const list = await cli('list');
+  expect(list.code).toBe(0);
+  const lines = list.out.split('\n');
+  expect(lines[0]).toBe('2 dead-lettered events, newest first; 1 to 2:');
+  for (const line of lines.slice(1)) {
+    expect(line).toMatch(
+      /^\S+ {2}user\.created {2}evt_\S+ {2}1 attempts {2}\d{4}-\d\d-\d\dT\S+Z {2}handler_failed: crm\.example refused/,
+    );
+  }
+  const [first, second] = lines.slice(1).map((line) => line.split('  ')[0]!);
+
+  const show = await cli('show', first!);
+  expect(show.code).toBe(0);
+  expect(show.out).toMatch(/^id {12}\S+/);
+  expect(show.out).toContain('last error    handler_failed: crm.example refused');
+
+  failing = false;
+  const replay = await cli('replay', first!);
+  expect(replay.code).toBe(0);
+  expect(replay.out).toMatch(/^replayed evt_\S+: \S+ → \S+ \(replay id \S+\)$/);
+  await waitUntil('the replay to run', () => handled.length === 1, 20_000);
+  expect((await cli('replay', first!)).code).toBe(1);
+
+  expect(await cli('remove', second!)).toMatchObject({ code: 0, out: `removed ${second}` });
+  expect((await cli('list')).out).toBe('No dead-lettered events.');
+  expect(handled).toHaveLength(1);
+});
+
+test('--engine sqs without a queue URL, and SQS flags on another engine, are usage errors', async () => {
+  const io = { out: () => {}, err: () => {} };
+  delete process.env.SQS_QUEUE_URL;
+  await expect(runInbox(['stats', '--engine', 'sqs'], io)).rejects.toThrow(/SQS_QUEUE_URL/);
+  await expect(runInbox(['stats', '--engine', 'sqs', '--url', 'redis://x'], io)).rejects.toThrow(
+    /https:\/\/ queue URL/,
+  );
+  await expect(runInbox(['stats', '--url', 'ftp://x'], io)).rejects.toThrow(/Cannot tell the inbox's engine/);
+  await expect(runInbox(['stats', '--url', queues.queueUrl, '--queue', 'q'], io)).rejects.toThrow(
+    /--queue is not for SQS/,
+  );
+});
