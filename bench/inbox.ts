@@ -1,16 +1,23 @@
 /**
- * The inbox section (issue 23): acknowledge fast, process later, against handlers in the request, on
- * the same framework (node adapter) and the same store (RedisStore on the bench's Redis).
+ * The inbox section (issues 23 and 32): acknowledge fast, process later, on each engine (BullMQ on
+ * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator), against handlers in the request, on the
+ * same framework (node adapter) and the same idempotency store (RedisStore on the bench's Redis), so
+ * the engines differ in the queue alone.
  *
- * 1. Acknowledged deliveries/s and time to 200 of the door (`createWebhooks({ inbox })`, no worker
- *    running, so the door is measured alone) against the in-request receiver, each in its own receiver
- *    process, pinned to one core where `taskset` exists, under autocannon from this process. Twice: with
- *    a no-op handler, and with a handler that waits 100 ms (a downstream call), which the door never
- *    runs. Variants alternate within each round (A B, then B A); ratios are medians of per-round ratios,
- *    p99s are over every response of every round.
- * 2. End to end: events/s from the first delivery to the last handler completion, with the door and 1,
- *    then 3, worker processes (no-op handlers; not pinned, so the workers share the machine's cores
- *    with the door, Redis and the load generator, as they would on one host).
+ * 1. Acknowledged deliveries/s and time to 200 of each engine's door (`createWebhooks({ inbox })`, no
+ *    worker running, so the door is measured alone) and of the in-request receiver, each in its own
+ *    receiver process, pinned to one core where `taskset` exists, under autocannon from this process.
+ *    Twice: with a no-op handler, and with a handler that waits 100 ms (a downstream call), which the
+ *    door never runs. The variants' order rotates from round to round; ratios are medians of
+ *    per-round ratios, p99s are over every response of every round.
+ * 2. End to end, per engine with one worker process (and BullMQ with 3): a backlog queued with no
+ *    worker running, then drained (events/s from the workers' start to the last completion); then
+ *    deliveries and workers at once (events/s from the first delivery to the last completion). No-op
+ *    handlers; not pinned, so the workers share the machine's cores with the door, the queue's server
+ *    and the load generator, as they would on one host.
+ *
+ * SQS runs on an emulator on this machine: its figures are the library's and the SDK's overhead over
+ * HTTP, not what AWS answers in.
  *
  * Runs the built package (dist/) by name, as bench/run.ts does. Call {@link runInboxBench} then
  * {@link inboxRows}; `npx tsx bench/inbox.ts` runs this section alone (BENCH_QUICK=1: a few seconds).
@@ -21,8 +28,16 @@ import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import {
+  ENGINES,
+  type Engine,
+  type EngineSetup,
+  EngineSetups,
+  openDoorInbox,
+  REDIS_URL,
+  startEngineWorker,
+} from './inbox-engines.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { compiledScript } from './receiver-script.js';
 import {
@@ -39,16 +54,17 @@ import {
   sign,
 } from './shared.js';
 
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CONNECTIONS = 50;
 const ROUNDS = QUICK ? 1 : 3;
 const SECONDS = QUICK ? 1 : 5;
 const WARMUP_SECONDS = 1;
 const SLOW_HANDLER_MS = 100;
-const END_TO_END_EVENTS = QUICK ? 1_000 : 20_000;
+const END_TO_END_EVENTS = QUICK ? 500 : 10_000;
 const PIN = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['-V']).status === 0;
 
-type Mode = 'in-request' | 'inbox';
+/** The receiver answering in the request, or the door of one engine. */
+type Mode = 'in-request' | Engine;
+const MODES: readonly Mode[] = ['in-request', ...ENGINES];
 type Handler = 'noop' | 'slow';
 
 /** The figures of one variant over all rounds. */
@@ -67,14 +83,15 @@ export interface AckFigures {
 
 export interface InboxBenchResult {
   readonly ack: Record<Handler, Record<Mode, AckFigures>>;
-  /** Events/s from the first delivery to the last handler completion, by worker processes. */
+  /** Events/s from the first delivery to the last handler completion, by engine and worker processes. */
   readonly endToEnd: {
+    readonly engine: Engine;
     readonly workers: number;
     /** Live: events/s from the first delivery to the last handler completion, workers running. */
     readonly eventsPerSecond: number;
     /** Live: the door's acknowledgements per second meanwhile. */
     readonly ackPerSecond: number;
-    /** A backlog (queued while the queue was paused) run by the workers, per second. */
+    /** A backlog (queued with no worker running) run by the workers, per second. */
     readonly drainPerSecond: number;
     /** Deliveries not acknowledged, over both runs. */
     readonly failures: number;
@@ -95,14 +112,15 @@ export interface InboxRow {
 
 type ChildMessage =
   | { readonly type: 'ready'; readonly port: number }
+  | { readonly type: 'running' }
   | { readonly type: 'cpu'; readonly micros: number }
   | { readonly type: 'failed'; readonly message: string };
 
 interface ChildOptions {
   readonly role: 'receiver' | 'worker';
-  readonly mode: Mode;
   readonly handler: Handler;
-  readonly queueName: string;
+  /** The engine's queue: a door's or a worker's; none for the in-request receiver. */
+  readonly setup: EngineSetup | undefined;
   readonly prefix: string;
   readonly counterKey: string;
 }
@@ -111,15 +129,15 @@ async function runChild(options: ChildOptions): Promise<void> {
   const { createWebhooks } = await import('service-webhooks');
   const { nodeHandler } = await import('service-webhooks/node');
   const { RedisStore } = await import('service-webhooks/redis');
-  const { bullmqInbox, startInboxWorker } = await import('service-webhooks/bullmq');
   const send = (message: ChildMessage) => process.send?.(message);
   const storeClient = new Redis(REDIS_URL, { enableOfflineQueue: false, lazyConnect: true });
   await storeClient.connect();
   const counter = new Redis(REDIS_URL);
-  const inbox =
-    options.role === 'receiver' && options.mode === 'inbox'
-      ? bullmqInbox({ connection: REDIS_URL, queueName: options.queueName })
+  const door =
+    options.role === 'receiver' && options.setup !== undefined
+      ? await openDoorInbox(options.setup)
       : undefined;
+  const inbox = door?.inbox;
   const webhooks = createWebhooks({
     secret: SECRET,
     store: new RedisStore({ client: storeClient, prefix: options.prefix }),
@@ -143,15 +161,17 @@ async function runChild(options: ChildOptions): Promise<void> {
   let close: () => Promise<void>;
   let port = 0;
   if (options.role === 'worker') {
-    const worker = startInboxWorker(webhooks, {
-      connection: REDIS_URL,
-      queueName: options.queueName,
-      concurrency: 50,
-      monitor: false,
-      keepCompleted: 0,
+    // Loaded and connected, but taking nothing until told: the drain is timed from the moment every
+    // worker of a run is told to go, not from when the first one happened to be up.
+    let worker: Promise<{ close: () => Promise<void> }> | undefined;
+    process.on('message', (message: { type: string }) => {
+      if (message.type !== 'go') return;
+      worker = startEngineWorker(webhooks, options.setup!);
+      worker.then(() => send({ type: 'running' }));
     });
-    await worker.waitUntilReady();
-    close = () => worker.close();
+    close = async () => {
+      await (await worker)?.close();
+    };
   } else {
     const server = createServer(nodeHandler(webhooks));
     server.keepAliveTimeout = 60_000;
@@ -160,7 +180,7 @@ async function runChild(options: ChildOptions): Promise<void> {
     close = async () => {
       server.closeAllConnections();
       server.close();
-      await inbox?.close();
+      await door?.close();
     };
   }
   process.on('disconnect', () => {
@@ -190,6 +210,8 @@ interface Child {
   readonly port: number;
   readonly process: ChildProcess;
   mark(): void;
+  /** A worker: start taking events; resolves once its engine's worker runs. */
+  go(): Promise<void>;
   cpu(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -223,6 +245,16 @@ async function startChild(options: ChildOptions, pinned: boolean): Promise<Child
     port,
     process: child,
     mark: () => child.send({ type: 'mark' }),
+    go: () =>
+      new Promise((resolve) => {
+        const listener = (message: ChildMessage) => {
+          if (message.type !== 'running') return;
+          child.off('message', listener);
+          resolve();
+        };
+        child.on('message', listener);
+        child.send({ type: 'go' });
+      }),
     cpu: () =>
       new Promise((resolve) => {
         const listener = (message: ChildMessage) => {
@@ -374,7 +406,9 @@ async function cleanup(redis: Redis, pattern: string): Promise<void> {
  */
 export async function runInboxBench(log: (line: string) => void): Promise<InboxBenchResult> {
   const redis = new Redis(REDIS_URL);
-  const run = `sw-bench-inbox-${runNonce()}`;
+  const nonce = runNonce();
+  const run = `sw-bench-inbox-${nonce}`;
+  const setups = new EngineSetups(nonce);
   const deliveries = new Deliveries();
   const empty = (): AckFigures => ({
     rps: [],
@@ -383,21 +417,22 @@ export async function runInboxBench(log: (line: string) => void): Promise<InboxB
     loadgen: [],
     failures: 0,
   });
-  const ack: InboxBenchResult['ack'] = {
-    noop: { 'in-request': empty(), inbox: empty() },
-    slow: { 'in-request': empty(), inbox: empty() },
-  };
+  const figuresByMode = () =>
+    Object.fromEntries(MODES.map((mode) => [mode, empty()])) as Record<Mode, AckFigures>;
+  const ack: InboxBenchResult['ack'] = { noop: figuresByMode(), slow: figuresByMode() };
+  let queues = 0;
+  const setupFor = (engine: Engine, label: string) => setups.prepare(engine, `${run}-${label}-${queues++}`);
   try {
     for (const handler of ['noop', 'slow'] as const) {
       log(`  acknowledgements, ${handler === 'noop' ? 'no-op handler' : `handler of ${SLOW_HANDLER_MS} ms`}`);
       for (let round = 0; round < ROUNDS; round++) {
-        const order: Mode[] = round % 2 === 0 ? ['inbox', 'in-request'] : ['in-request', 'inbox'];
+        // Each round starts with another variant, so none always runs first (or last) on a warm machine.
+        const order = MODES.map((_, i) => MODES[(i + round) % MODES.length]!);
         for (const mode of order) {
           const options: ChildOptions = {
             role: 'receiver',
-            mode,
             handler,
-            queueName: `${run}-${handler}-${round}`,
+            setup: mode === 'in-request' ? undefined : await setupFor(mode, handler),
             prefix: `${run}:store:`,
             counterKey: `${run}:count`,
           };
@@ -426,34 +461,41 @@ export async function runInboxBench(log: (line: string) => void): Promise<InboxB
     }
 
     const endToEnd: InboxBenchResult['endToEnd'][number][] = [];
-    for (const workers of [1, 3]) {
+    const runs: [Engine, number][] = [
+      ...ENGINES.map((engine): [Engine, number] => [engine, 1]),
+      ['bullmq', 3],
+    ];
+    for (const [engine, workers] of runs) {
+      const setup = await setupFor(engine, `e2e-${workers}`);
       const options: ChildOptions = {
         role: 'receiver',
-        mode: 'inbox',
         handler: 'noop',
-        queueName: `${run}-e2e-${workers}`,
+        setup,
         prefix: `${run}:store:`,
-        counterKey: `${run}:e2e-${workers}`,
+        counterKey: `${run}:e2e-${engine}-${workers}`,
       };
       const door = await startChild(options, false);
-      const running = await Promise.all(
-        Array.from({ length: workers }, () => startChild({ ...options, role: 'worker' }, false)),
-      );
-      const queue = new Queue(options.queueName, { connection: redis });
+      const running: Child[] = [];
       const handled = async () => Number(await redis.get(options.counterKey));
       const until = async (count: number) => {
-        const deadline = performance.now() + 120_000;
+        const deadline = performance.now() + 300_000;
         while ((await handled()) < count) {
-          if (performance.now() > deadline) throw new Error('the workers did not finish within 120 s.');
+          if (performance.now() > deadline)
+            throw new Error(`the ${engine} workers did not finish within 300 s.`);
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       };
       try {
-        // Draining a backlog: the door fills the paused queue, then the workers run it.
-        await queue.pause();
+        // Draining a backlog: the door fills the queue while no worker runs, then the workers run it,
+        // timed from the moment they are all told to start (their engine's start included).
         const backlog = await sendAll(door.port, deliveries, END_TO_END_EVENTS);
+        running.push(
+          ...(await Promise.all(
+            Array.from({ length: workers }, () => startChild({ ...options, role: 'worker' }, false)),
+          )),
+        );
         const drainStarted = performance.now();
-        await queue.resume();
+        await Promise.all(running.map((worker) => worker.go()));
         await until(backlog.acknowledged);
         const drainSeconds = (performance.now() - drainStarted) / 1000;
         // Live: deliveries and workers at once, from the first delivery to the last completion.
@@ -463,6 +505,7 @@ export async function runInboxBench(log: (line: string) => void): Promise<InboxB
         await until(before + sent.acknowledged);
         const seconds = (performance.now() - started) / 1000;
         const result = {
+          engine,
           workers,
           eventsPerSecond: sent.acknowledged / seconds,
           ackPerSecond: sent.acknowledged / sent.seconds,
@@ -471,10 +514,9 @@ export async function runInboxBench(log: (line: string) => void): Promise<InboxB
         };
         endToEnd.push(result);
         log(
-          `  ${workers} worker${workers === 1 ? '' : 's'}: a backlog of ${backlog.acknowledged} drained at ${Math.round(result.drainPerSecond)} events/s; live, ${sent.acknowledged} events handled in ${seconds.toFixed(2)} s (${Math.round(result.eventsPerSecond)} events/s; acknowledged at ${Math.round(result.ackPerSecond)}/s)${result.failures > 0 ? `; ${result.failures} deliveries failed` : ''}`,
+          `  ${engine}, ${workers} worker${workers === 1 ? '' : 's'}: a backlog of ${backlog.acknowledged} drained at ${Math.round(result.drainPerSecond)} events/s; live, ${sent.acknowledged} events handled in ${seconds.toFixed(2)} s (${Math.round(result.eventsPerSecond)} events/s; acknowledged at ${Math.round(result.ackPerSecond)}/s)${result.failures > 0 ? `; ${result.failures} deliveries failed` : ''}`,
         );
       } finally {
-        await queue.close();
         await Promise.all([door, ...running].map((child) => child.stop()));
       }
     }
@@ -482,6 +524,7 @@ export async function runInboxBench(log: (line: string) => void): Promise<InboxB
   } finally {
     await cleanup(redis, `*${run}*`).catch(() => {});
     redis.disconnect();
+    await setups.close().catch((error: unknown) => log(`  (cleanup: ${String(error)})`));
   }
 }
 
@@ -502,53 +545,61 @@ function ratio(a: readonly number[], b: readonly number[]): number {
  */
 export function inboxRows(result: InboxBenchResult): InboxRow[] {
   const rows: InboxRow[] = [];
+  const rps = (figures: AckFigures) => `${Math.round(median(figures.rps)).toLocaleString('en-US')}/s`;
+  const p = (figures: AckFigures, q: number) => figures.latency.quantiles(q)[0]!;
   for (const handler of ['noop', 'slow'] as const) {
-    const { inbox, 'in-request': inRequest } = result.ack[handler];
+    const inRequest = result.ack[handler]['in-request'];
     const what = handler === 'noop' ? 'no-op handler' : `${SLOW_HANDLER_MS} ms handler`;
-    const [inboxP99] = inbox.latency.quantiles(0.99) as [number];
-    const [requestP99] = inRequest.latency.quantiles(0.99) as [number];
-    const rps = (figures: AckFigures) => `${Math.round(median(figures.rps)).toLocaleString('en-US')}/s`;
-    rows.push({
-      measure: `inbox door / handlers in the request (node adapter, RedisStore, ${what}): acknowledged deliveries/s`,
-      value: x(ratio(inbox.rps, inRequest.rps)),
-      target:
-        handler === 'slow'
-          ? '> 1.00× (the door does not wait for handlers)'
-          : '(reported: the door writes to the queue instead)',
-      met: handler === 'slow' ? ratio(inbox.rps, inRequest.rps) > 1 : undefined,
-      context: `inbox ${rps(inbox)}, in-request ${rps(inRequest)}, ${CONNECTIONS} connections, load generator (autocannon) busy ${Math.round(median(inbox.loadgen) * 100)}% / ${Math.round(median(inRequest.loadgen) * 100)}% (near 100% it sets the pace: read the CPU ratio); receiver CPU per delivery ${x(ratio(inbox.cpu, inRequest.cpu))} (${median(inbox.cpu).toFixed(1)} vs ${median(inRequest.cpu).toFixed(1)} µs)${inbox.failures + inRequest.failures > 0 ? `; failed: inbox ${inbox.failures}, in-request ${inRequest.failures}` : ''}`,
-    });
-    rows.push({
-      measure: `inbox door / handlers in the request (${what}): p99 time to 200`,
-      value: x(inboxP99 / requestP99),
-      target: handler === 'slow' ? '< 1.00×' : '(reported)',
-      met: handler === 'slow' ? inboxP99 / requestP99 < 1 : undefined,
-      context: `inbox p99 ${inboxP99.toFixed(2)} ms (p50 ${inbox.latency.quantiles(0.5)[0]!.toFixed(2)} ms), in-request p99 ${requestP99.toFixed(2)} ms (p50 ${inRequest.latency.quantiles(0.5)[0]!.toFixed(2)} ms)`,
-    });
+    for (const engine of ENGINES) {
+      const door = result.ack[handler][engine];
+      const rpsRatio = ratio(door.rps, inRequest.rps);
+      const p99Ratio = p(door, 0.99) / p(inRequest, 0.99);
+      rows.push({
+        measure: `inbox door (${engine}) / handlers in the request (node adapter, RedisStore, ${what}): acknowledged deliveries/s`,
+        value: x(rpsRatio),
+        target:
+          handler === 'slow'
+            ? '> 1.00× (the door does not wait for handlers)'
+            : '(reported: the door writes to the queue instead)',
+        met: handler === 'slow' ? rpsRatio > 1 : undefined,
+        context: `${engine} door ${rps(door)}, in-request ${rps(inRequest)}, ${CONNECTIONS} connections, load generator (autocannon) busy ${Math.round(median(door.loadgen) * 100)}% / ${Math.round(median(inRequest.loadgen) * 100)}% (near 100% it sets the pace: read the CPU ratio); receiver CPU per delivery ${x(ratio(door.cpu, inRequest.cpu))} (${median(door.cpu).toFixed(1)} vs ${median(inRequest.cpu).toFixed(1)} µs)${door.failures + inRequest.failures > 0 ? `; failed: ${engine} ${door.failures}, in-request ${inRequest.failures}` : ''}${engine === 'sqs' ? "; SQS on the fauxqs emulator: the library's and the SDK's overhead, not AWS" : ''}`,
+      });
+      rows.push({
+        measure: `inbox door (${engine}) / handlers in the request (${what}): p99 time to 200`,
+        value: x(p99Ratio),
+        target: handler === 'slow' ? '< 1.00×' : '(reported)',
+        met: handler === 'slow' ? p99Ratio < 1 : undefined,
+        context: `${engine} p99 ${p(door, 0.99).toFixed(2)} ms (p50 ${p(door, 0.5).toFixed(2)} ms), in-request p99 ${p(inRequest, 0.99).toFixed(2)} ms (p50 ${p(inRequest, 0.5).toFixed(2)} ms)`,
+      });
+    }
+    const bullmq = result.ack[handler].bullmq;
+    for (const engine of ENGINES.filter((name) => name !== 'bullmq')) {
+      const door = result.ack[handler][engine];
+      rows.push({
+        measure: `inbox door, ${engine} / BullMQ (${what}): acknowledged deliveries/s; p99 time to 200`,
+        value: `${x(ratio(door.rps, bullmq.rps))}; ${x(p(door, 0.99) / p(bullmq, 0.99))}`,
+        target: '(reported: the same door, another queue)',
+        met: undefined,
+        context: `${engine} ${rps(door)}, p99 ${p(door, 0.99).toFixed(2)} ms; BullMQ ${rps(bullmq)}, p99 ${p(bullmq, 0.99).toFixed(2)} ms`,
+      });
+    }
   }
-  const [one, three] = [1, 3].map((n) => result.endToEnd.find((entry) => entry.workers === n));
   const events = END_TO_END_EVENTS.toLocaleString('en-US');
-  for (const entry of [one, three]) {
-    if (!entry) continue;
+  for (const entry of result.endToEnd) {
     const workers = `${entry.workers} worker process${entry.workers === 1 ? '' : 'es'} (concurrency 50 each)`;
     rows.push({
-      measure: `inbox end to end, ${workers}: events/s from first delivery to last handler completion`,
-      value: `${Math.round(entry.eventsPerSecond).toLocaleString('en-US')} events/s`,
+      measure: `inbox end to end (${entry.engine}), ${workers}: events/s from first delivery to last handler completion; backlog drain`,
+      value: `${Math.round(entry.eventsPerSecond).toLocaleString('en-US')}; ${Math.round(entry.drainPerSecond).toLocaleString('en-US')} events/s`,
       target: '(reported)',
       met: undefined,
-      context: `${events} events, the door acknowledging ${Math.round(entry.ackPerSecond).toLocaleString('en-US')}/s meanwhile${entry.failures > 0 ? `; ${entry.failures} deliveries failed` : ''}; door, workers, Redis and the load generator share the machine, unpinned`,
-    });
-    rows.push({
-      measure: `inbox backlog drain, ${workers}: events/s`,
-      value: `${Math.round(entry.drainPerSecond).toLocaleString('en-US')} events/s`,
-      target: '(reported)',
-      met: undefined,
-      context: `${events} events queued while the queue was paused, then run`,
+      context: `${events} events live, the door acknowledging ${Math.round(entry.ackPerSecond).toLocaleString('en-US')}/s meanwhile; ${events} queued with no worker running, then drained${entry.failures > 0 ? `; ${entry.failures} deliveries failed` : ''}; door, workers, the queue's server and the load generator share the machine, unpinned`,
     });
   }
+  const one = result.endToEnd.find((entry) => entry.engine === 'bullmq' && entry.workers === 1);
+  const three = result.endToEnd.find((entry) => entry.engine === 'bullmq' && entry.workers === 3);
   if (one && three) {
     rows.push({
-      measure: 'inbox: 3 workers / 1 worker, events/s (end to end; backlog drain)',
+      measure: 'inbox (BullMQ): 3 workers / 1 worker, events/s (end to end; backlog drain)',
       value: `${x(three.eventsPerSecond / one.eventsPerSecond)}; ${x(three.drainPerSecond / one.drainPerSecond)}`,
       target: '(reported: bounded by the cores the door, Redis and the load generator leave)',
       met: undefined,

@@ -651,7 +651,7 @@ const failed = [
   ...Object.entries(inbox.ack).flatMap(([handler, modes]) =>
     Object.entries(modes).map(([mode, figures]) => [`inbox ${handler} ${mode}`, figures] as const),
   ),
-  ...inbox.endToEnd.map((run) => [`inbox end to end, ${run.workers} workers`, run] as const),
+  ...inbox.endToEnd.map((run) => [`inbox end to end, ${run.engine}, ${run.workers} workers`, run] as const),
 ]
   .filter(([, result]) => result.failures > 0)
   .map(([variant, result]) => `${variant} ${result.failures.toLocaleString('en-US')}`);

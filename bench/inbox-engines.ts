@@ -1,0 +1,226 @@
+/**
+ * The inbox engines the inbox section measures side by side: BullMQ on the bench's Redis, pg-boss on
+ * its PostgreSQL, SQS on fauxqs (an emulator in a process of its own: what it measures is the
+ * library's and the SDK's overhead over HTTP, not AWS's latency). The parent prepares a queue per run
+ * ({@link EngineSetups}); a child process opens the door's queue or starts a worker from that
+ * JSON-serialisable setup ({@link openDoorInbox}, {@link startEngineWorker}).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { InboxQueue, Webhooks } from 'service-webhooks';
+
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs'] as const;
+export type Engine = (typeof ENGINES)[number];
+
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SQS_CREDENTIALS = { accessKeyId: 'bench', secretAccessKey: 'bench' };
+
+/** Where one run's queue is, for every process of that run. */
+export interface EngineSetup {
+  readonly engine: Engine;
+  readonly queueName: string;
+  readonly sqs?: {
+    readonly endpoint: string;
+    readonly queueUrl: string;
+    readonly deadLetterQueueUrl: string;
+  };
+  readonly postgres?: { readonly url: string; readonly schema: string };
+}
+
+/**
+ * The parent's side: queues made per run, and what they need (the emulator, a pg-boss schema),
+ * removed by {@link close}.
+ */
+export class EngineSetups {
+  readonly #schema: string;
+  #fauxqs: { endpoint: string; process: ChildProcess } | undefined;
+  #usedPostgres = false;
+
+  constructor(nonce: string) {
+    this.#schema = `sw_bench_${nonce.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+  }
+
+  async prepare(engine: Engine, queueName: string): Promise<EngineSetup> {
+    switch (engine) {
+      case 'bullmq':
+        return { engine, queueName };
+      case 'pg-boss': {
+        // The door makes the queue on its first event, the worker writes its settings on it.
+        this.#usedPostgres = true;
+        return { engine, queueName, postgres: { url: POSTGRES_URL, schema: this.#schema } };
+      }
+      case 'sqs': {
+        const endpoint = await this.#emulator();
+        const { SQSClient, CreateQueueCommand, GetQueueAttributesCommand } = await import(
+          '@aws-sdk/client-sqs'
+        );
+        const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: SQS_CREDENTIALS });
+        try {
+          const dead = await client.send(new CreateQueueCommand({ QueueName: `${queueName}-dlq` }));
+          const deadArn = await client.send(
+            new GetQueueAttributesCommand({ QueueUrl: dead.QueueUrl!, AttributeNames: ['QueueArn'] }),
+          );
+          const queue = await client.send(
+            new CreateQueueCommand({
+              QueueName: queueName,
+              Attributes: {
+                VisibilityTimeout: '60',
+                RedrivePolicy: JSON.stringify({
+                  deadLetterTargetArn: deadArn.Attributes!.QueueArn,
+                  maxReceiveCount: 10,
+                }),
+              },
+            }),
+          );
+          return {
+            engine,
+            queueName,
+            sqs: { endpoint, queueUrl: queue.QueueUrl!, deadLetterQueueUrl: dead.QueueUrl! },
+          };
+        } finally {
+          client.destroy();
+        }
+      }
+    }
+  }
+
+  /** Stop the emulator, drop the pg-boss schema. */
+  async close(): Promise<void> {
+    this.#fauxqs?.process.kill();
+    if (this.#usedPostgres) {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${this.#schema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    }
+  }
+
+  /** fauxqs in a child process, started once per section; answers its endpoint. */
+  async #emulator(): Promise<string> {
+    if (this.#fauxqs) return this.#fauxqs.endpoint;
+    // `-e` resolves 'fauxqs' from the working directory: the project root, where the bench runs.
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const { startFauxqs } = await import('fauxqs'); const server = await startFauxqs({ port: 0, logger: false }); process.send(server.port);",
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    );
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as number));
+      child.once('exit', (code) => reject(new Error(`fauxqs exited (${code}) before it listened.`)));
+    });
+    child.removeAllListeners('exit');
+    child.disconnect();
+    this.#fauxqs = { endpoint: `http://127.0.0.1:${port}`, process: child };
+    return this.#fauxqs.endpoint;
+  }
+}
+
+/** The part of a PgBoss instance the bench drives itself (pg-boss 10 to 12). */
+interface Boss {
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  start(): Promise<unknown>;
+  stop(options: { graceful: boolean; wait: boolean }): Promise<void>;
+}
+
+async function openBoss(postgres: NonNullable<EngineSetup['postgres']>): Promise<Boss> {
+  const module = (await import('pg-boss')) as { PgBoss?: unknown; default?: unknown };
+  const PgBoss = (module.PgBoss ?? module.default) as new (options: object) => Boss;
+  const boss = new PgBoss({ connectionString: postgres.url, schema: postgres.schema, max: 10 });
+  boss.on('error', () => {});
+  await boss.start();
+  return boss;
+}
+
+async function sqsClient(sqs: NonNullable<EngineSetup['sqs']>) {
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  return new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: SQS_CREDENTIALS });
+}
+
+/** In a door process: the inbox of `setup`, and how to close what it opened. */
+export async function openDoorInbox(
+  setup: EngineSetup,
+): Promise<{ inbox: InboxQueue; close: () => Promise<void> }> {
+  switch (setup.engine) {
+    case 'bullmq': {
+      const { bullmqInbox } = await import('service-webhooks/bullmq');
+      const inbox = bullmqInbox({ connection: REDIS_URL, queueName: setup.queueName });
+      return { inbox, close: () => inbox.close() };
+    }
+    case 'pg-boss': {
+      const { pgBossInbox } = await import('service-webhooks/pg-boss');
+      const boss = await openBoss(setup.postgres!);
+      const inbox = pgBossInbox({ boss: boss as never, queue: setup.queueName });
+      return { inbox, close: () => boss.stop({ graceful: false, wait: true }) };
+    }
+    case 'sqs': {
+      const { sqsInbox } = await import('service-webhooks/sqs');
+      const client = await sqsClient(setup.sqs!);
+      const inbox = sqsInbox({ client, queueUrl: setup.sqs!.queueUrl });
+      return { inbox, close: async () => client.destroy() };
+    }
+  }
+}
+
+/** In a worker process: a worker of `setup` running `webhooks`, 50 events at once. */
+export async function startEngineWorker(
+  webhooks: Webhooks,
+  setup: EngineSetup,
+): Promise<{ close: () => Promise<void> }> {
+  const concurrency = 50;
+  switch (setup.engine) {
+    case 'bullmq': {
+      const { startInboxWorker } = await import('service-webhooks/bullmq');
+      const worker = startInboxWorker(webhooks, {
+        connection: REDIS_URL,
+        queueName: setup.queueName,
+        concurrency,
+        monitor: false,
+        keepCompleted: 0,
+      });
+      await worker.waitUntilReady();
+      return { close: () => worker.close() };
+    }
+    case 'pg-boss': {
+      const { startPgBossWorker } = await import('service-webhooks/pg-boss');
+      const boss = await openBoss(setup.postgres!);
+      const worker = await startPgBossWorker(webhooks, {
+        boss: boss as never,
+        queue: setup.queueName,
+        schema: setup.postgres!.schema,
+        concurrency,
+        monitor: false,
+      });
+      return {
+        close: async () => {
+          await worker.close();
+          await boss.stop({ graceful: false, wait: true });
+        },
+      };
+    }
+    case 'sqs': {
+      const { startSqsWorker } = await import('service-webhooks/sqs');
+      const client = await sqsClient(setup.sqs!);
+      const worker = startSqsWorker(webhooks, {
+        client,
+        queueUrl: setup.sqs!.queueUrl,
+        deadLetterQueueUrl: setup.sqs!.deadLetterQueueUrl,
+        concurrency,
+        monitor: false,
+      });
+      return {
+        close: async () => {
+          await worker.close();
+          client.destroy();
+        },
+      };
+    }
+  }
+}
