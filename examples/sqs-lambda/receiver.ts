@@ -27,6 +27,9 @@ export const webhooks = createWebhooks({
   secret: process.env.WEBHOOK_SECRET!,
   store: new DynamoDBStore({ client: dynamodb, tableName: process.env.WEBHOOK_TABLE! }),
   inbox: sqsInbox({ client: sqs, queueUrl }),
+  // The queue's MaximumMessageSize is SQS's largest, 1 MiB; an entry carries about 10 KiB besides the
+  // body, so a body at the receiver's default limit (1 MiB) could never be queued.
+  maxBodyBytes: 1_000_000,
 });
 
 webhooks.onError((error, event) => console.error(`${error.code}: ${error.message}`, event?.id ?? ''));
