@@ -6,7 +6,7 @@
 import { type Job, Queue } from 'bullmq';
 import type { DeadLetter, InboxAdmin, Replay } from 'service-webhooks/core';
 import { ConfigurationError, DeadLetterError } from 'service-webhooks/core';
-import { checkPage, replayIdOf } from '../inbox/dead-letters.js';
+import { checkPage, replayEach, replayIdOf } from '../inbox/dead-letters.js';
 import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import {
@@ -136,23 +136,13 @@ export function inboxAdmin(options: InboxAdminOptions): BullmqInboxAdmin {
     async replay(jobId) {
       return replay(await deadLettered(jobId));
     },
-    async replayAll({ limit = Number.POSITIVE_INFINITY } = {}) {
-      const done: Replay[] = [];
-      const seen = new Set<string>();
-      // Each replay leaves the list, so the first page is read again until nothing new is on it.
-      while (done.length < limit) {
-        const jobs = (await queue.getJobs(['failed'], 0, 99, false)).filter(
-          (job): job is Job<InboxJobData, unknown, InboxJobName> => job !== undefined && !seen.has(job.id!),
-        );
-        if (jobs.length === 0) break;
-        for (const job of jobs) {
-          if (done.length >= limit) break;
-          seen.add(job.id!);
-          done.push(await replay(job));
-        }
-      }
-      return done;
-    },
+    replayAll: ({ limit } = {}) =>
+      replayEach(
+        async () => (await queue.getJobs(['failed'], 0, 99, false)).filter((job) => job !== undefined),
+        (job) => job.id!,
+        replay,
+        limit,
+      ),
     async remove(jobId) {
       await (await deadLettered(jobId)).remove();
     },

@@ -22,6 +22,7 @@ import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
 import { INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from '../inbox/backoff.js';
 import { type InboxLogger, inboxLog } from '../inbox/log.js';
 import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
 import {
@@ -170,16 +171,6 @@ class LastAttemptFailedError extends UnrecoverableError {
   }
 }
 
-function positive(what: string, name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new ConfigurationError(
-      `${what} \`${name}\` must be a whole number ≥ ${min}; got ${String(value)}.`,
-    );
-  }
-  return value;
-}
-
 /** The worker needs a client BullMQ can block on: its retries per request must be unlimited. */
 function checkBlockingClient(connection: InboxConnection, what: string): void {
   if (typeof connection === 'string') return;
@@ -248,30 +239,21 @@ interface WorkerSettings {
 
 /** Throws ConfigurationError for the first option that is wrong, in the order they are listed here. */
 function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): WorkerSettings {
-  if (typeof webhooks?.process !== 'function') {
-    throw new ConfigurationError(
-      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
-    );
-  }
+  checkReceiver(webhooks, WHAT);
   const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, WHAT);
-  const concurrency = positive(WHAT, 'concurrency', options.concurrency, 10);
-  const attempts = positive(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
+  const concurrency = wholeOption(WHAT, 'concurrency', options.concurrency, 10);
+  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
   const retries = schedule(options.backoff, WHAT);
   const handlerTimeoutMs =
     options.handlerTimeoutMs === undefined
       ? undefined
-      : positive(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
-  const lockDuration = positive(WHAT, 'lockDurationMs', options.lockDurationMs, 30_000);
-  const stalledInterval = positive(WHAT, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
-  const maxStalledCount = positive(WHAT, 'maxStalledCount', options.maxStalledCount, 5, 0);
-  const keepCompleted = positive(WHAT, 'keepCompleted', options.keepCompleted, 1_000, 0);
+      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const lockDuration = wholeOption(WHAT, 'lockDurationMs', options.lockDurationMs, 30_000);
+  const stalledInterval = wholeOption(WHAT, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
+  const maxStalledCount = wholeOption(WHAT, 'maxStalledCount', options.maxStalledCount, 5, 0);
+  const keepCompleted = wholeOption(WHAT, 'keepCompleted', options.keepCompleted, 1_000, 0);
   checkBlockingClient(options.connection, WHAT);
-  const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
-  const monitor = monitorOptions && {
-    intervalMs: positive(WHAT, 'monitor.intervalMs', monitorOptions.intervalMs, 60_000),
-    maxDepth: positive(WHAT, 'monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0),
-    maxWaitMs: positive(WHAT, 'monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0),
-  };
+  const monitor = monitorSettings(WHAT, options.monitor);
   return {
     queueName,
     prefix,

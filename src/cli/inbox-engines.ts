@@ -33,8 +33,7 @@ export function inboxAddress(flags: Flags, env: NodeJS.ProcessEnv): InboxAddress
     throw new UsageError(`--redis is the BullMQ inbox's address; --engine ${named} takes --url.`);
   }
   const url = given ?? redis;
-  const engine =
-    (named as Engine | undefined) ?? (given === undefined ? 'bullmq' : engineOf(given));
+  const engine = (named as Engine | undefined) ?? (given === undefined ? 'bullmq' : engineOf(given));
   const address = url ?? defaultUrl(engine, env);
   checkScheme(engine, address);
   return { engine, url: address };

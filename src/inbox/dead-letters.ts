@@ -23,3 +23,28 @@ export function checkPage(page: { readonly offset?: number; readonly limit?: num
     throw new RangeError(`limit must be a whole number ≥ 1; got ${limit}.`);
   return { offset, limit };
 }
+
+/**
+ * `replayAll` for an engine that can list its dead letters: each replay leaves the list, so the first
+ * page is read again until it holds nothing not yet replayed (an entry that stays, such as one a
+ * replay could not remove, is not replayed twice), at most `limit` replays.
+ */
+export async function replayEach<Letter, Done>(
+  firstPage: () => Promise<readonly Letter[]>,
+  idOf: (letter: Letter) => string,
+  replay: (letter: Letter) => Promise<Done>,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Done[]> {
+  const done: Done[] = [];
+  const seen = new Set<string>();
+  while (done.length < limit) {
+    const letters = (await firstPage()).filter((letter) => !seen.has(idOf(letter)));
+    if (letters.length === 0) break;
+    for (const letter of letters) {
+      if (done.length >= limit) break;
+      seen.add(idOf(letter));
+      done.push(await replay(letter));
+    }
+  }
+  return done;
+}

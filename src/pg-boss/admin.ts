@@ -4,7 +4,7 @@
  */
 import type { DeadLetter, InboxAdmin, Replay } from 'service-webhooks/core';
 import { DeadLetterError } from 'service-webhooks/core';
-import { checkPage, replayIdOf } from '../inbox/dead-letters.js';
+import { checkPage, replayEach, replayIdOf } from '../inbox/dead-letters.js';
 import {
   checkBoss,
   checkQueueName,
@@ -152,20 +152,13 @@ export function pgBossInboxAdmin(options: PgBossInboxAdminOptions): PgBossInboxA
     async replay(jobId) {
       return replay(await deadLettered(jobId));
     },
-    async replayAll({ limit = Number.POSITIVE_INFINITY } = {}) {
-      const done: Replay[] = [];
-      const seen = new Set<string>();
-      while (done.length < limit) {
-        const letters = (await page(0, 100)).filter((letter) => !seen.has(letter.jobId));
-        if (letters.length === 0) break;
-        for (const letter of letters) {
-          if (done.length >= limit) break;
-          seen.add(letter.jobId);
-          done.push(await replay(letter));
-        }
-      }
-      return done;
-    },
+    replayAll: ({ limit } = {}) =>
+      replayEach(
+        () => page(0, 100),
+        (letter) => letter.jobId,
+        replay,
+        limit,
+      ),
     async remove(jobId) {
       await deadLettered(jobId);
       await boss.deleteJob(deadLetterQueue, jobId);

@@ -18,6 +18,7 @@ import { describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import { INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from '../inbox/backoff.js';
 import { type InboxLogger, inboxLog } from '../inbox/log.js';
 import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import {
   checkBoss,
   checkQueueName,
@@ -105,16 +106,6 @@ export interface PgBossWorker {
 
 const WHAT = 'startPgBossWorker()';
 
-function whole(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new ConfigurationError(
-      `${WHAT} \`${name}\` must be a whole number ≥ ${min}; got ${String(value)}.`,
-    );
-  }
-  return value;
-}
-
 interface WorkerSettings {
   readonly boss: PgBossLike;
   readonly queue: string;
@@ -131,40 +122,31 @@ interface WorkerSettings {
 }
 
 function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettings {
-  if (typeof webhooks?.process !== 'function') {
-    throw new ConfigurationError(
-      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
-    );
-  }
+  checkReceiver(webhooks, WHAT);
   const boss = checkBoss(options?.boss, WHAT);
   const handlerTimeoutMs =
     options.handlerTimeoutMs === undefined
       ? undefined
-      : whole('handlerTimeoutMs', options.handlerTimeoutMs, 0);
-  const expireInSeconds = whole('expireInSeconds', options.expireInSeconds, 900);
+      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const expireInSeconds = wholeOption(WHAT, 'expireInSeconds', options.expireInSeconds, 900);
   // The receiver's own budget is not visible from here: checked when the worker is given one.
   if (handlerTimeoutMs !== undefined && expireInSeconds * 1000 <= handlerTimeoutMs) {
     throw new ConfigurationError(
       `${WHAT} \`expireInSeconds\` (${expireInSeconds}) must be longer than \`handlerTimeoutMs\` (${handlerTimeoutMs} ms): pg-boss would take a running event for abandoned and hand it out again.`,
     );
   }
-  const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
   return {
     boss,
     queue: checkQueueName(options.queue, WHAT),
     schema: checkSchema(options.schema, WHAT),
-    concurrency: whole('concurrency', options.concurrency, 10),
-    attempts: whole('attempts', options.attempts, INBOX_DEFAULTS.attempts),
+    concurrency: wholeOption(WHAT, 'concurrency', options.concurrency, 10),
+    attempts: wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts),
     retries: schedule(options.backoff, WHAT),
     handlerTimeoutMs,
     expireInSeconds,
-    maxCrashes: whole('maxCrashes', options.maxCrashes, 5, 0),
-    pollIntervalMs: whole('pollIntervalMs', options.pollIntervalMs, 500, 10),
-    monitor: monitorOptions && {
-      intervalMs: whole('monitor.intervalMs', monitorOptions.intervalMs, 60_000),
-      maxDepth: whole('monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0),
-      maxWaitMs: whole('monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0),
-    },
+    maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 5, 0),
+    pollIntervalMs: wholeOption(WHAT, 'pollIntervalMs', options.pollIntervalMs, 500, 10),
+    monitor: monitorSettings(WHAT, options.monitor),
     telemetry: webhooks.telemetry,
   };
 }

@@ -8,6 +8,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ConfigurationError, type Webhooks } from 'service-webhooks/core';
 import { INBOX_DEFAULTS, type InboxBackoff, schedule } from '../inbox/backoff.js';
 import type { InboxLogger } from '../inbox/log.js';
+import { checkReceiver, wholeOption } from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
@@ -68,22 +69,13 @@ export function sqsHandler(
   webhooks: Webhooks,
   options: SqsHandlerOptions,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
-  if (typeof webhooks?.process !== 'function') {
-    throw new ConfigurationError(
-      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
-    );
-  }
+  checkReceiver(webhooks, WHAT);
   checkClientAndUrl(WHAT, options?.client, options?.queueUrl, false);
-  const attempts = options.attempts ?? INBOX_DEFAULTS.attempts;
-  if (!Number.isSafeInteger(attempts) || attempts < 1) {
-    throw new ConfigurationError(`${WHAT} \`attempts\` must be a whole number ≥ 1; got ${String(attempts)}.`);
-  }
-  const handlerTimeoutMs = options.handlerTimeoutMs;
-  if (handlerTimeoutMs !== undefined && (!Number.isSafeInteger(handlerTimeoutMs) || handlerTimeoutMs < 1)) {
-    throw new ConfigurationError(
-      `${WHAT} \`handlerTimeoutMs\` must be a whole number ≥ 1; got ${String(handlerTimeoutMs)}.`,
-    );
-  }
+  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
+  const handlerTimeoutMs =
+    options.handlerTimeoutMs === undefined
+      ? undefined
+      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
   const retries = schedule(options.backoff, WHAT);
   const { client } = options;
   // One consumer per source queue (a function may be mapped to several).

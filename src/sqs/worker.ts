@@ -19,6 +19,7 @@ import {
 import { INBOX_DEFAULTS, type InboxBackoff, schedule } from '../inbox/backoff.js';
 import { type InboxLogger, inboxLog } from '../inbox/log.js';
 import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage, SQS_MAX_VISIBILITY_SECONDS } from './message.js';
 import { checkClientAndUrl, once, readDeadLetterQueueUrl } from './queue-settings.js';
@@ -96,22 +97,6 @@ export interface SqsWorker {
 
 const WHAT = 'startSqsWorker()';
 
-function whole(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigurationError(
-      `${WHAT} \`${name}\` must be a whole number from ${min} to ${max}; got ${String(value)}.`,
-    );
-  }
-  return value;
-}
-
 /**
  * Run the handlers of the events an SQS inbox holds: each message goes through `webhooks.process`
  * (claim, handlers with `ctx.attempt`, completion), so however often SQS delivers it (at-least-once,
@@ -134,15 +119,12 @@ function whole(
  * ```
  */
 export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): SqsWorker {
-  if (typeof webhooks?.process !== 'function') {
-    throw new ConfigurationError(
-      `${WHAT} needs the receiver made by createWebhooks() as its first argument.`,
-    );
-  }
+  checkReceiver(webhooks, WHAT);
   checkClientAndUrl(WHAT, options?.client, options?.queueUrl, true);
   if (options.deadLetterQueueUrl !== undefined)
     checkClientAndUrl(`${WHAT} deadLetterQueueUrl:`, options.client, options.deadLetterQueueUrl, true);
-  const visibility = whole(
+  const visibility = wholeOption(
+    WHAT,
     'visibilityTimeoutSeconds',
     options.visibilityTimeoutSeconds,
     30,
@@ -150,21 +132,16 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     SQS_MAX_VISIBILITY_SECONDS,
   );
   const settings = {
-    concurrency: whole('concurrency', options.concurrency, 10, 1),
-    waitTimeSeconds: whole('waitTimeSeconds', options.waitTimeSeconds, 20, 0, 20),
+    concurrency: wholeOption(WHAT, 'concurrency', options.concurrency, 10, 1),
+    waitTimeSeconds: wholeOption(WHAT, 'waitTimeSeconds', options.waitTimeSeconds, 20, 0, 20),
     visibility,
   };
-  const attempts = whole('attempts', options.attempts, INBOX_DEFAULTS.attempts, 1);
+  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts, 1);
   const handlerTimeoutMs =
     options.handlerTimeoutMs === undefined
       ? undefined
-      : whole('handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
-  const monitorOptions = options.monitor === false ? undefined : (options.monitor ?? {});
-  const monitor = monitorOptions && {
-    intervalMs: whole('monitor.intervalMs', monitorOptions.intervalMs, 60_000, 1),
-    maxDepth: whole('monitor.maxDepth', monitorOptions.maxDepth, Number.MAX_SAFE_INTEGER, 0),
-    maxWaitMs: whole('monitor.maxWaitMs', monitorOptions.maxWaitMs, 600_000, 0),
-  };
+      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
+  const monitor = monitorSettings(WHAT, options.monitor);
   const { client, queueUrl } = options;
   const deadLetterQueueUrl = once(async () => {
     const url = options.deadLetterQueueUrl ?? (await readDeadLetterQueueUrl(client, queueUrl));

@@ -1,0 +1,48 @@
+/**
+ * The checks every engine's worker (and the SQS Lambda handler) runs on its options at the start, so
+ * that a mistake is one clear `ConfigurationError` in the same words on every engine.
+ */
+import { ConfigurationError, type Webhooks } from 'service-webhooks/core';
+import type { InboxMonitorOptions } from './monitor.js';
+
+/** `value` when it is a whole number from `min` to `max`, `fallback` when it is not given. */
+export function wholeOption(
+  what: string,
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min = 1,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new ConfigurationError(
+      `${what} \`${name}\` must be a whole number ${range}; got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** A worker runs `webhooks.process`: refuse anything else before connecting to a queue. */
+export function checkReceiver(webhooks: Webhooks, what: string): void {
+  if (typeof webhooks?.process !== 'function') {
+    throw new ConfigurationError(
+      `${what} needs the receiver made by createWebhooks() as its first argument.`,
+    );
+  }
+}
+
+/** The `monitor` option with its defaults; `undefined` for `monitor: false`. */
+export function monitorSettings(
+  what: string,
+  monitor: InboxMonitorOptions | false | undefined,
+): Required<InboxMonitorOptions> | undefined {
+  if (monitor === false) return undefined;
+  const options = monitor ?? {};
+  return {
+    intervalMs: wholeOption(what, 'monitor.intervalMs', options.intervalMs, 60_000),
+    maxDepth: wholeOption(what, 'monitor.maxDepth', options.maxDepth, Number.MAX_SAFE_INTEGER, 0),
+    maxWaitMs: wholeOption(what, 'monitor.maxWaitMs', options.maxWaitMs, 600_000, 0),
+  };
+}
