@@ -9,6 +9,7 @@
 import { Redis } from 'ioredis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { judgeSecondRuns } from '../support/crash-window.js';
 import { RedisServer } from '../support/redis-servers.js';
 import {
   completedRuns,
@@ -126,21 +127,8 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion (its job never ended). Judged by what was recorded, not
   // by timing: on a loaded machine a killed worker's event loop may lag seconds behind its handler.
-  const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
   const recorded = new Set(await client.lrange(`${logKey}:recorded`, 0, -1));
-  const crashWindow: string[] = [];
-  const unexplained: string[] = [];
-  for (const [eventId, list] of runs) {
-    if (list.length === 1) continue;
-    const [first] = [...list].sort((a, b) => a.at - b.at);
-    const killed = killedAt.get(first!.pid);
-    const explained =
-      list.length === 2 &&
-      killed !== undefined &&
-      killed >= first!.at &&
-      !recorded.has(`${eventId} ${first!.pid}`);
-    (explained ? crashWindow : unexplained).push(`${eventId}: ${JSON.stringify(list)}`);
-  }
+  const { crashWindow, unexplained } = judgeSecondRuns(runs, kills, recorded);
   expect(unexplained).toEqual([]);
   // A handful at most: the window is one Redis round trip wide.
   expect(crashWindow.length).toBeLessThan(kills.length * 5);

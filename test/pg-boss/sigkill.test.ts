@@ -18,6 +18,7 @@ import { PostgresStore } from 'service-webhooks/postgres';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, expect, test } from 'vitest';
 import { deliver, inParallel, SECRET } from '../inbox/support.js';
+import { judgeSecondRuns } from '../support/crash-window.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
 import {
@@ -188,20 +189,7 @@ test.each(places)(
 
     // A second run is the crash window when the first run's process was killed after that run and
     // before the store recorded its completion. Judged by what was recorded, not by timing.
-    const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
-    const crashWindow: string[] = [];
-    const unexplained: string[] = [];
-    for (const [eventId, list] of runs) {
-      if (list.length === 1) continue;
-      const [first] = [...list].sort((a, b) => a.at - b.at);
-      const killed = killedAt.get(first!.pid);
-      const explained =
-        list.length === 2 &&
-        killed !== undefined &&
-        killed >= first!.at &&
-        !recorded.has(`${eventId} ${first!.pid}`);
-      (explained ? crashWindow : unexplained).push(`${eventId}: ${JSON.stringify(list)}`);
-    }
+    const { crashWindow, unexplained } = judgeSecondRuns(runs, kills, recorded);
     expect(unexplained).toEqual([]);
     // A handful at most: the window is one PostgreSQL round trip wide.
     expect(crashWindow.length).toBeLessThan(kills.length * 5);

@@ -15,6 +15,7 @@ import { RedisStore } from 'service-webhooks/redis';
 import { sqsInbox, sqsInboxStats } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { judgeSecondRuns } from '../support/crash-window.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
 import { RedisServer } from '../support/redis-servers.js';
@@ -174,21 +175,8 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
 
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion. Judged by what was recorded, not by timing.
-  const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
   const recorded = new Set(await log.lrange(`${logKey}:recorded`, 0, -1));
-  const crashWindow: string[] = [];
-  const unexplained: string[] = [];
-  for (const [eventId, list] of runs) {
-    if (list.length === 1) continue;
-    const [first] = [...list].sort((a, b) => a.at - b.at);
-    const killed = killedAt.get(first!.pid);
-    const explained =
-      list.length === 2 &&
-      killed !== undefined &&
-      killed >= first!.at &&
-      !recorded.has(`${eventId} ${first!.pid}`);
-    (explained ? crashWindow : unexplained).push(`${eventId}: ${JSON.stringify(list)}`);
-  }
+  const { crashWindow, unexplained } = judgeSecondRuns(runs, kills, recorded);
   expect(unexplained).toEqual([]);
   expect(crashWindow.length).toBeLessThan(kills.length * 5);
   const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
