@@ -56,13 +56,15 @@ export const INTEGRATION_TESTS = [
 const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 
 /**
- * The store checker's model runs (about 90 s together) check each store against its server's
- * semantics, which no Node line changes: `.ci/run` runs them once, on the oldest line, and sets
- * `SKIP_STORE_MODELS=1` for the others. An environment variable, because vitest's `--exclude` on the
- * command line does not reach a project's own `exclude`.
+ * The integration tier's longest files check what no Node line changes: the store checker's model runs
+ * (each store against its server's semantics, about 90 s together) and the SIGKILL runs (thousands of
+ * events through worker processes killed one after another, per engine, about 80 s together).
+ * `.ci/run` runs them once, on the oldest line, and sets `SKIP_LINE_INDEPENDENT=1` for the others,
+ * where every engine's and store's other tests still run. An environment variable, because vitest's
+ * `--exclude` on the command line does not reach a project's own `exclude`.
  */
-const STORE_MODEL_TESTS = 'test/stores/*/model.test.ts';
-const skipStoreModels = process.env.SKIP_STORE_MODELS === '1' ? [STORE_MODEL_TESTS] : [];
+const LINE_INDEPENDENT_TESTS = ['test/stores/*/model.test.ts', 'test/{inbox,sqs,pg-boss}/sigkill.test.ts'];
+const skipLineIndependent = process.env.SKIP_LINE_INDEPENDENT === '1' ? LINE_INDEPENDENT_TESTS : [];
 
 export default defineConfig({
   resolve: { alias: packageAliases },
@@ -86,7 +88,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: INTEGRATION_TESTS,
-          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...skipStoreModels],
+          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...skipLineIndependent],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },
