@@ -64,6 +64,13 @@ export type { Eventual } from './eventual.js';
 export { formatDuration } from './format-duration.js';
 export type { DeadLetter, DeadLetterPage, InboxAdmin, InboxStats, Replay } from './inbox-admin.js';
 export { DeadLetterError, InboxBacklogError } from './inbox-errors.js';
+export {
+  INBOX_DEFAULTS,
+  type InboxBackoff,
+  type InboxLogger,
+  type InboxLogRecord,
+  type InboxMonitorOptions,
+} from './inbox-settings.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';

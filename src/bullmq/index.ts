@@ -32,10 +32,16 @@ export type {
 } from 'service-webhooks/core';
 // The classes and helpers every engine shares live in the core (one copy, so `instanceof` holds);
 // re-exported here, where BullMQ users first met them.
-export { DeadLetterError, formatDuration, InboxBacklogError } from 'service-webhooks/core';
-export { INBOX_DEFAULTS, type InboxBackoff } from '../inbox/backoff.js';
-export type { InboxLogger, InboxLogRecord } from '../inbox/log.js';
-export type { InboxMonitorOptions } from '../inbox/monitor.js';
+export {
+  DeadLetterError,
+  formatDuration,
+  INBOX_DEFAULTS,
+  InboxBacklogError,
+  type InboxBackoff,
+  type InboxLogger,
+  type InboxLogRecord,
+  type InboxMonitorOptions,
+} from 'service-webhooks/core';
 export type { EvictionPolicyMode } from '../stores/redis-eviction.js';
 export { type BullmqInboxAdmin, type InboxAdminOptions, inboxAdmin } from './admin.js';
 export type { InboxConnection, InboxLocation } from './connection.js';

@@ -3,6 +3,7 @@
  * `webhooks.process`, retry it on the receiver's own schedule, and dead-letter it after the last
  * attempt.
  */
+
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { InboxStats } from 'service-webhooks/core';
@@ -11,7 +12,11 @@ import {
   EventDeadLetteredError,
   EventInProgressError,
   formatDuration,
+  INBOX_DEFAULTS,
+  type InboxBackoff,
   type InboxGauges,
+  type InboxLogger,
+  type InboxMonitorOptions,
   type ProcessOptions,
   type ProcessResult,
   type WebhookEvent,
@@ -19,9 +24,9 @@ import {
   type WebhookTelemetry,
 } from 'service-webhooks/core';
 import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
-import { INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from '../inbox/backoff.js';
-import { type InboxLogger, inboxLog } from '../inbox/log.js';
-import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { type Schedule, schedule } from '../inbox/backoff.js';
+import { inboxLog } from '../inbox/log.js';
+import { InboxMonitor } from '../inbox/monitor.js';
 import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';

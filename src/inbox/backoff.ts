@@ -3,49 +3,7 @@
  * whose handlers failed. Days rather than the sender's 21 minutes, so a downstream outage of a
  * weekend does not lose events.
  */
-import { ConfigurationError } from 'service-webhooks/core';
-
-/**
- * The delays between attempts: an exponential schedule, or the delays themselves.
- *
- * - `{ initialDelayMs, multiplier, maxDelayMs, jitter }`: the n-th retry waits
- *   `initialDelayMs × multiplier^(n-1)`, at most `maxDelayMs`, less up to `jitter` of it at random
- *   (so events that failed together during an outage do not all come back in the same second).
- * - An array of delays in milliseconds: the n-th retry waits the n-th delay, and every retry past
- *   the end of the array the last one.
- *
- * @example
- * ```ts
- * const gentle: InboxBackoff = { initialDelayMs: 30_000, maxDelayMs: 6 * 3_600_000 };
- * const explicit: InboxBackoff = [60_000, 300_000, 3_600_000, 6 * 3_600_000];
- * ```
- */
-export type InboxBackoff =
-  | {
-      /** @default 10_000 */
-      readonly initialDelayMs?: number;
-      /** @default 2 */
-      readonly multiplier?: number;
-      /** @default 14_400_000 (4 hours) */
-      readonly maxDelayMs?: number;
-      /** From 0 (none) to 1. @default 0.1 */
-      readonly jitter?: number;
-    }
-  | readonly number[];
-
-/**
- * The default schedule and attempt limit: retries after 10 s, 20 s, 40 s ... doubling up to 4 hours,
- * 25 attempts in all, the last about 2.4 days after the first.
- *
- * @example
- * ```ts
- * startInboxWorker(webhooks, { connection, attempts: INBOX_DEFAULTS.attempts * 2 });
- * ```
- */
-export const INBOX_DEFAULTS = Object.freeze({
-  attempts: 25,
-  backoff: Object.freeze({ initialDelayMs: 10_000, multiplier: 2, maxDelayMs: 14_400_000, jitter: 0.1 }),
-});
+import { ConfigurationError, INBOX_DEFAULTS, type InboxBackoff } from 'service-webhooks/core';
 
 /** A schedule checked once, at the worker's start, and its delays without randomness. */
 export interface Schedule {

@@ -4,31 +4,13 @@
  */
 
 import type { InboxStats } from 'service-webhooks/core';
-import { InboxBacklogError, type Webhooks } from 'service-webhooks/core';
-import { type InboxLogger, inboxLog } from './log.js';
-
-/**
- * The worker's monitor: how often it samples the inbox, and the thresholds it reports to `onError`.
- *
- * @example
- * ```ts
- * startInboxWorker(webhooks, { connection, monitor: { intervalMs: 30_000, maxDepth: 10_000, maxWaitMs: 300_000 } });
- * ```
- */
-export interface InboxMonitorOptions {
-  /**
-   * How often the figures are read and logged (`info`, message `webhook inbox`).
-   * @default 60_000
-   */
-  readonly intervalMs?: number;
-  /** Report an {@link InboxBacklogError} when more events than this are queued (`depth`). */
-  readonly maxDepth?: number;
-  /**
-   * Report an {@link InboxBacklogError} when the next event to run was received longer ago than this.
-   * @default 600_000 (10 minutes)
-   */
-  readonly maxWaitMs?: number;
-}
+import {
+  InboxBacklogError,
+  type InboxLogger,
+  type InboxMonitorOptions,
+  type Webhooks,
+} from 'service-webhooks/core';
+import { inboxLog } from './log.js';
 
 /** Samples the inbox (`readStats`) every interval: logs the figures, reports a backlog when it starts, and says when it ends. */
 export class InboxMonitor {

@@ -2,8 +2,7 @@
  * The checks every engine's worker (and the SQS Lambda handler) runs on its options at the start, so
  * that a mistake is one clear `ConfigurationError` in the same words on every engine.
  */
-import { ConfigurationError, type Webhooks } from 'service-webhooks/core';
-import type { InboxMonitorOptions } from './monitor.js';
+import { ConfigurationError, type InboxMonitorOptions, type Webhooks } from 'service-webhooks/core';
 
 /** `value` when it is a whole number from `min` to `max`, `fallback` when it is not given. */
 export function wholeOption(

@@ -48,10 +48,15 @@
  */
 
 export type { DeadLetter, DeadLetterPage, InboxAdmin, InboxStats, Replay } from 'service-webhooks/core';
-export { DeadLetterError, InboxBacklogError } from 'service-webhooks/core';
-export { INBOX_DEFAULTS, type InboxBackoff } from '../inbox/backoff.js';
-export type { InboxLogger, InboxLogRecord } from '../inbox/log.js';
-export type { InboxMonitorOptions } from '../inbox/monitor.js';
+export {
+  DeadLetterError,
+  INBOX_DEFAULTS,
+  InboxBacklogError,
+  type InboxBackoff,
+  type InboxLogger,
+  type InboxLogRecord,
+  type InboxMonitorOptions,
+} from 'service-webhooks/core';
 export { type PgBossInboxAdmin, type PgBossInboxAdminOptions, pgBossInboxAdmin } from './admin.js';
 export { type PgBossInbox, type PgBossInboxOptions, pgBossInbox } from './inbox-queue.js';
 export {

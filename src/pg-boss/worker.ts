@@ -3,21 +3,26 @@
  * `webhooks.process`, retries it on the receiver's own schedule, and dead-letters it after the last
  * attempt.
  */
+
 import type { InboxStats } from 'service-webhooks/core';
 import {
   ConfigurationError,
   EventDeadLetteredError,
   formatDuration,
+  INBOX_DEFAULTS,
+  type InboxBackoff,
   type InboxGauges,
+  type InboxLogger,
+  type InboxMonitorOptions,
   type ProcessOptions,
   type WebhookEvent,
   type Webhooks,
   type WebhookTelemetry,
 } from 'service-webhooks/core';
 import { describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
-import { INBOX_DEFAULTS, type InboxBackoff, type Schedule, schedule } from '../inbox/backoff.js';
-import { type InboxLogger, inboxLog } from '../inbox/log.js';
-import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { type Schedule, schedule } from '../inbox/backoff.js';
+import { inboxLog } from '../inbox/log.js';
+import { InboxMonitor } from '../inbox/monitor.js';
 import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import {
   checkBoss,

@@ -14,16 +14,18 @@
  * deleted. A crash between the two leaves both copies: the store's claim runs the handlers once. A
  * deferral only changes the visibility to the end of the other run's lease and spends nothing.
  */
+
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
   EventDeadLetteredError,
+  type InboxLogger,
   type ProcessOptions,
   type WebhookEvent,
   type Webhooks,
 } from 'service-webhooks/core';
 import { type AttemptOutcome, describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import type { Schedule } from '../inbox/backoff.js';
-import { type InboxLogger, inboxLog } from '../inbox/log.js';
+import { inboxLog } from '../inbox/log.js';
 import {
   deduplicationId,
   entryOf,

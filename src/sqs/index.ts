@@ -55,6 +55,20 @@
  * ```
  * @packageDocumentation
  */
+export {
+  type DeadLetter,
+  DeadLetterError,
+  type DeadLetterPage,
+  INBOX_DEFAULTS,
+  type InboxAdmin,
+  InboxBacklogError,
+  type InboxBackoff,
+  type InboxLogger,
+  type InboxLogRecord,
+  type InboxMonitorOptions,
+  type InboxStats,
+  type Replay,
+} from 'service-webhooks/core';
 export { type SqsInboxAdmin, type SqsInboxAdminOptions, sqsInboxAdmin } from './admin.js';
 export { SqsMessageTooLargeError } from './errors.js';
 export { type SqsInbox, type SqsInboxOptions, sqsInbox } from './inbox-queue.js';

@@ -5,9 +5,14 @@
 
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { ConfigurationError, type Webhooks } from 'service-webhooks/core';
-import { INBOX_DEFAULTS, type InboxBackoff, schedule } from '../inbox/backoff.js';
-import type { InboxLogger } from '../inbox/log.js';
+import {
+  ConfigurationError,
+  INBOX_DEFAULTS,
+  type InboxBackoff,
+  type InboxLogger,
+  type Webhooks,
+} from 'service-webhooks/core';
+import { schedule } from '../inbox/backoff.js';
 import { checkReceiver, wholeOption } from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage } from './message.js';

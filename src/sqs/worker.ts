@@ -2,6 +2,7 @@
  * The long-running SQS consumer for containers (ECS, Kubernetes): long-polls the inbox queue, runs
  * each message through the shared consumer with a visibility heartbeat, and shuts down gracefully.
  */
+
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -12,13 +13,17 @@ import {
 import {
   ConfigurationError,
   formatDuration,
+  INBOX_DEFAULTS,
+  type InboxBackoff,
   type InboxGauges,
+  type InboxLogger,
+  type InboxMonitorOptions,
   type InboxStats,
   type Webhooks,
 } from 'service-webhooks/core';
-import { INBOX_DEFAULTS, type InboxBackoff, schedule } from '../inbox/backoff.js';
-import { type InboxLogger, inboxLog } from '../inbox/log.js';
-import { InboxMonitor, type InboxMonitorOptions } from '../inbox/monitor.js';
+import { schedule } from '../inbox/backoff.js';
+import { inboxLog } from '../inbox/log.js';
+import { InboxMonitor } from '../inbox/monitor.js';
 import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage, SQS_MAX_VISIBILITY_SECONDS } from './message.js';

@@ -3,6 +3,8 @@
  * drives an engine through {@link InboxUnderTest} with real receivers (createWebhooks) on one shared
  * in-memory store, and throws {@link InboxConformanceError} naming the rule broken and what it saw.
  */
+
+import type { InboxBackoff } from 'service-webhooks/core';
 import {
   type AnyWebhookEvent,
   ConfigurationError,
@@ -12,7 +14,6 @@ import {
   type InboxQueue,
   type Webhooks,
 } from 'service-webhooks/core';
-import type { InboxBackoff } from '../inbox/backoff.js';
 import { deliver } from './deliver.js';
 import { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
 import {
