@@ -34,9 +34,12 @@ const FRAMEWORKS = [
   'bullmq',
 ];
 /** Subpaths that need their optional peer to load at all. */
+// service-webhooks/pg-boss is not here: it never imports pg-boss (it drives the instance it is given),
+// so it loads without it.
 const NEEDS_PEER = {
   'service-webhooks/bullmq': 'bullmq',
   'service-webhooks/opentelemetry': '@opentelemetry/api',
+  'service-webhooks/sqs': '@aws-sdk/client-sqs',
 };
 
 /** Shared by both scripts; `load` is `import` or `require`. */
@@ -165,6 +168,7 @@ for (const file of ['check.mjs', 'check.cjs']) {
     expect(result.refused).toEqual({
       'service-webhooks/bullmq': [notFound, true],
       'service-webhooks/opentelemetry': [notFound, true],
+      'service-webhooks/sqs': [notFound, true],
     });
     for (const [subpath, names] of Object.entries(result.loaded)) {
       expect((names as string[]).length, subpath).toBeGreaterThan(0);
