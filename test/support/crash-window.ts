@@ -4,7 +4,9 @@
  * store recorded the completion, so the event runs again elsewhere. A second run is that window when
  * the first run's process was killed after the run started and never recorded the completion; judged
  * by what was recorded, not by timing (on a loaded machine a killed worker's event loop may lag
- * seconds behind its handler). Anything else (a third run, a run whose worker lived on) is unexplained.
+ * seconds behind its handler). `kills` are the times each victim was seen dead, so that a run it
+ * logged between the signal and its death counts as cut short. Anything else (a third run, a run
+ * whose worker lived on) is unexplained.
  */
 
 /** One handler run, as the workers log it. */
