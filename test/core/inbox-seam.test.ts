@@ -14,6 +14,8 @@ import {
   type InboxQueue,
   InvalidInboxEntryError,
   MemoryStore,
+  PayloadTooLargeError,
+  STATUS_TABLE,
   type WebhookError,
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
@@ -86,6 +88,28 @@ describe('the door', () => {
     expect((await deliver(door, event, { secret })).status).toBe(200);
     expect(inbox.entries).toHaveLength(1);
     expect(errors.map((error) => error.code)).toEqual(['inbox_unavailable', 'inbox_unavailable']);
+  });
+  test('an entry the inbox can never hold (it rejects with PayloadTooLargeError) is a 413, its detail to onError only; the claim is released', async () => {
+    const inbox = new ArrayInbox();
+    const errors: WebhookError[] = [];
+    const door = createWebhooks({ secret, inbox }).onError((error) => {
+      errors.push(error);
+    });
+    const event = createTestEvent('user.created');
+    inbox.fail = new PayloadTooLargeError('The entry needs 300000 bytes; the queue takes 262144.');
+    const refused = await deliver(door, event, { secret });
+    expect(refused.status).toBe(413);
+    // The sender gets the table's words; the sizes are the operator's, in onError.
+    expect(JSON.parse(refused.body).error).toEqual({
+      code: 'payload_too_large',
+      message: STATUS_TABLE.payload_too_large.message,
+    });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBe(inbox.fail);
+    // Nothing holds the event: once the queue can take it, the sender's retry is queued.
+    inbox.fail = undefined;
+    expect((await deliver(door, event, { secret })).status).toBe(200);
+    expect(inbox.entries).toHaveLength(1);
   });
 });
 
