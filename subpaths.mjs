@@ -26,6 +26,7 @@ export const subpaths = Object.freeze({
   'pg-boss': 'src/pg-boss/index.ts',
   opentelemetry: 'src/opentelemetry/index.ts',
   schemas: 'src/schemas/index.ts',
+  dev: 'src/dev/index.ts',
 });
 
 export const PACKAGE_NAME = 'service-webhooks';

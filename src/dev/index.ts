@@ -1,0 +1,12 @@
+/**
+ * `service-webhooks/dev`: tools for a receiver under local development.
+ *
+ * @packageDocumentation
+ */
+export {
+  DEV_TOKEN_HEADER,
+  DEV_URL_ENV,
+  type ReceiverReport,
+  type ReportBatch,
+  type ReportedError,
+} from './report.js';
