@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+export { type DevReporter, type DevReporterOptions, devReporter } from './dev-reporter.js';
 export {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,

@@ -1,0 +1,428 @@
+/**
+ * `devReporter()`: a `WebhookLogger` that also tells the local dashboard of `service-webhooks dev` what
+ * the receiver decided about each delivery (outcome, status, code, duration, error with its causes,
+ * which secret matched, late). Without a dashboard address it is the logger it wraps, or nothing.
+ *
+ * @packageDocumentation
+ */
+import type { DeliveryRecord, WebhookLogger } from 'service-webhooks/core';
+import {
+  DEV_TOKEN_HEADER,
+  DEV_URL_ENV,
+  type ReceiverReport,
+  type ReportBatch,
+  type ReportedError,
+} from './report.js';
+
+/**
+ * How {@link devReporter} behaves. Every field is optional: `devReporter()` reads the dashboard's
+ * address from `SERVICE_WEBHOOKS_DEV_URL` and logs nowhere else.
+ *
+ * @example
+ * ```ts
+ * import pino from 'pino';
+ * import { createWebhooks } from 'service-webhooks';
+ * import { devReporter } from 'service-webhooks/dev';
+ * const webhooks = createWebhooks({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   logger: devReporter({ logger: pino(), flushIntervalMs: 20 }),
+ * });
+ * ```
+ */
+export interface DevReporterOptions {
+  /**
+   * The report address the dashboard shows (`http://127.0.0.1:4010/_dev/api/report?token=…`). Its
+   * `token` query parameter is sent as the `x-service-webhooks-dev-token` header, never in the URL.
+   * Only loopback hosts are reported to (127.0.0.0/8, `::1`, `localhost`): reports carry error stacks.
+   * @default process.env.SERVICE_WEBHOOKS_DEV_URL, read once when the reporter is created
+   */
+  readonly url?: string | undefined;
+  /**
+   * Your own logger: every record is passed to it first, unchanged and synchronously, and what it
+   * returns is returned (so a logger's promise is watched by the receiver as before).
+   */
+  readonly logger?: WebhookLogger | undefined;
+  /**
+   * How long the first record waits for others before a batch is posted (milliseconds, > 0). The
+   * dashboard shows a delivery within 100 ms of its answer with the default.
+   * @default 50
+   */
+  readonly flushIntervalMs?: number | undefined;
+  /**
+   * Most records waiting to be posted (a whole number, ≥ 1). Beyond it the oldest are dropped (while the
+   * dashboard is slow or gone), and the number dropped is said once on stderr.
+   * @default 1000
+   */
+  readonly maxQueued?: number | undefined;
+}
+
+/**
+ * What {@link devReporter} returns: a `WebhookLogger` for `createWebhooks({ logger })` or an inbox
+ * worker, with `flush()` while it reports (and on the no-op it returns without a logger). When
+ * `devReporter` hands back your own logger (no dashboard address), `flush` is whatever that logger has,
+ * if anything, so call it as `await reporter.flush?.()`.
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { devReporter } from 'service-webhooks/dev';
+ * const logger = devReporter();
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, logger });
+ * // In a serverless handler, before returning:
+ * await logger.flush?.();
+ * ```
+ */
+export type DevReporter = WebhookLogger & {
+  /**
+   * Resolves once every record logged so far was posted to the dashboard (or its post failed). Never
+   * rejects.
+   */
+  flush?(): Promise<void>;
+};
+
+const DEFAULT_FLUSH_INTERVAL_MS = 50;
+const DEFAULT_MAX_QUEUED = 1_000;
+/** A dashboard that does not answer within this is treated as gone for that batch. */
+const POST_TIMEOUT_MS = 2_000;
+/** Causes below the reported error, at most. */
+const MAX_CAUSE_DEPTH = 3;
+const PREFIX = '[service-webhooks] devReporter:';
+
+type Level = ReceiverReport['level'];
+
+const NO_OP: DevReporter = Object.freeze({
+  info() {},
+  warn() {},
+  error() {},
+  flush: () => Promise.resolve(),
+});
+
+/**
+ * A logger for `createWebhooks({ logger })` that reports every answered delivery to the local dashboard
+ * of `service-webhooks dev`, batched, in the background.
+ *
+ * - No address (`url` unset and `SERVICE_WEBHOOKS_DEV_URL` unset or empty), the production case: it
+ *   returns `options.logger` itself, or a no-op logger: nothing is scheduled, nothing is sent, so
+ *   `devReporter({ logger })` is safe to leave in production code.
+ * - `NODE_ENV=production` with an address set: the same, with one warning on stderr (a dev tool).
+ * - An address whose host is not loopback (127.0.0.0/8, `::1`, `localhost`): the same, with one warning.
+ *   Reports carry error messages and stacks; they must not leave the machine because of a typo'd
+ *   environment variable.
+ * - Otherwise each record becomes a `ReceiverReport` (never a body or a secret: records hold neither),
+ *   posted in batches with one post in flight at a time, by an unref'd timer that never keeps the process
+ *   alive. A dashboard that is down or refuses the token never throws into the receiver: it is said once
+ *   on stderr, and that batch is dropped.
+ *
+ * @throws TypeError when an option is malformed (an address that is not an http(s) URL, a
+ * `flushIntervalMs` that is not a positive number, a `maxQueued` that is not a positive whole number,
+ * a `logger` without `info`, `warn` and `error`).
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { devReporter } from 'service-webhooks/dev';
+ * // SERVICE_WEBHOOKS_DEV_URL=http://127.0.0.1:4010/_dev/api/report?token=… (shown by `service-webhooks dev`)
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, logger: devReporter() });
+ * ```
+ */
+export function devReporter(options: DevReporterOptions = {}): DevReporter {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(
+      'devReporter(options) takes an object: { url?, logger?, flushIntervalMs?, maxQueued? }.',
+    );
+  const { logger } = options;
+  if (
+    logger !== undefined &&
+    (typeof logger !== 'object' ||
+      logger === null ||
+      typeof logger.info !== 'function' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.error !== 'function')
+  )
+    throw new TypeError(
+      'devReporter({ logger }) needs an object with info, warn and error methods (pino, bunyan, console…), or leave it out.',
+    );
+  const flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
+  if (typeof flushIntervalMs !== 'number' || !Number.isFinite(flushIntervalMs) || flushIntervalMs <= 0)
+    throw new TypeError(
+      `devReporter({ flushIntervalMs }) must be a positive number of milliseconds (got ${String(flushIntervalMs)}); leave it out for ${DEFAULT_FLUSH_INTERVAL_MS}.`,
+    );
+  const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  if (typeof maxQueued !== 'number' || !Number.isSafeInteger(maxQueued) || maxQueued < 1)
+    throw new TypeError(
+      `devReporter({ maxQueued }) must be a whole number of at least 1 (got ${String(maxQueued)}); leave it out for ${DEFAULT_MAX_QUEUED}.`,
+    );
+
+  const fromOption = options.url !== undefined;
+  const raw = fromOption ? options.url : process.env[DEV_URL_ENV];
+  if (fromOption && typeof raw !== 'string')
+    throw new TypeError(`devReporter({ url }) must be a string (got ${typeof raw}).`);
+  const idle: DevReporter = logger ?? NO_OP;
+  if (raw === undefined || raw.trim() === '') return idle;
+
+  const target = parseTarget(raw.trim(), fromOption);
+  if (process.env.NODE_ENV === 'production') {
+    console.warn(
+      `${PREFIX} NODE_ENV is production, so nothing is reported to ${target.shown} (a development tool); unset ${DEV_URL_ENV} in production.`,
+    );
+    return idle;
+  }
+  if (!isLoopback(target.url.hostname)) {
+    console.warn(
+      `${PREFIX} not reporting to ${target.shown}: only a loopback host (127.0.0.1, ::1, localhost) is reported to, since reports carry error messages and stacks. Check ${fromOption ? 'the url option' : DEV_URL_ENV}.`,
+    );
+    return idle;
+  }
+  return new Reporter(target, logger, flushIntervalMs, maxQueued).logger();
+}
+
+interface Target {
+  /** Where batches are posted: the address without its `token` parameter. */
+  readonly url: URL;
+  /** The same, as said in warnings. */
+  readonly shown: string;
+  readonly token: string | undefined;
+}
+
+function parseTarget(raw: string, fromOption: boolean): Target {
+  const where = fromOption ? 'devReporter({ url })' : DEV_URL_ENV;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TypeError(
+      `${where} is not a URL: copy the report address \`service-webhooks dev\` shows (http://127.0.0.1:<port>/_dev/api/report?token=…).`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`${where} must be an http:// or https:// URL (got ${url.protocol}).`);
+  const token = url.searchParams.get('token') ?? undefined;
+  url.searchParams.delete('token');
+  url.username = '';
+  url.password = '';
+  url.hash = '';
+  return { url, shown: url.href, token };
+}
+
+/** 127.0.0.0/8, ::1 (and its IPv4-mapped form of 127/8), localhost and *.localhost. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  if (host === '[::1]') return true;
+  // WHATWG URL writes ::ffff:127.x.y.z as [::ffff:7fxx:yyzz].
+  return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+}
+
+class Reporter {
+  readonly #target: Target;
+  readonly #inner: WebhookLogger | undefined;
+  readonly #intervalMs: number;
+  readonly #maxQueued: number;
+  #queue: ReceiverReport[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #inFlight: Promise<void> | undefined;
+  /** Records taken in, and records posted, failed or dropped: flush waits for the second to catch up. */
+  #taken = 0;
+  #settled = 0;
+  #dropped = 0;
+  #dropsShown = false;
+  #failureShown = false;
+
+  constructor(target: Target, inner: WebhookLogger | undefined, intervalMs: number, maxQueued: number) {
+    this.#target = target;
+    this.#inner = inner;
+    this.#intervalMs = intervalMs;
+    this.#maxQueued = maxQueued;
+  }
+
+  logger(): DevReporter {
+    return {
+      info: (record, message) => this.#log('info', record, message),
+      warn: (record, message) => this.#log('warn', record, message),
+      error: (record, message) => this.#log('error', record, message),
+      flush: () => this.#flush(),
+    };
+  }
+
+  #log(level: Level, record: DeliveryRecord, message: string | undefined): unknown {
+    const inner = this.#inner;
+    try {
+      // The inner logger first, unchanged: what it throws or returns is the receiver's to watch.
+      return inner ? inner[level](record, message) : undefined;
+    } finally {
+      this.#take(level, record, message);
+    }
+  }
+
+  #take(level: Level, record: DeliveryRecord, message: string | undefined): void {
+    let report: ReceiverReport;
+    try {
+      report = toReport(level, record, message);
+    } catch {
+      return; // A record this cannot read is not worth a receiver's answer.
+    }
+    this.#taken++;
+    this.#queue.push(report);
+    if (this.#queue.length > this.#maxQueued) {
+      this.#queue.shift();
+      this.#dropped++;
+      this.#settled++;
+    }
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#inFlight !== undefined || this.#queue.length === 0) return;
+    const timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#send();
+    }, this.#intervalMs);
+    timer.unref?.();
+    this.#timer = timer;
+  }
+
+  /** Posts what is queued, unless a post is in flight (the next batch waits for it). */
+  #send(): void {
+    if (this.#inFlight !== undefined || this.#queue.length === 0) return;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const records = this.#queue;
+    this.#queue = [];
+    this.#showDrops();
+    this.#inFlight = this.#post(records).then(() => {
+      this.#settled += records.length;
+      this.#inFlight = undefined;
+      // Records that arrived during the post have waited long enough: send them now.
+      this.#send();
+    });
+  }
+
+  async #post(records: readonly ReceiverReport[]): Promise<void> {
+    const batch: ReportBatch = { records };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.#target.token !== undefined) headers[DEV_TOKEN_HEADER] = this.#target.token;
+    try {
+      const response = await fetch(this.#target.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(batch),
+        signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+      });
+      const text = await response.text();
+      if (!response.ok) this.#failed(`HTTP ${response.status}${refusal(text)}`);
+    } catch (cause) {
+      this.#failed(reason(cause));
+    }
+  }
+
+  async #flush(): Promise<void> {
+    const goal = this.#taken;
+    while (this.#settled < goal) {
+      if (this.#inFlight) await this.#inFlight;
+      else if (this.#queue.length > 0) this.#send();
+      else break;
+    }
+  }
+
+  #showDrops(): void {
+    if (this.#dropped === 0 || this.#dropsShown) return;
+    this.#dropsShown = true;
+    console.warn(
+      `${PREFIX} ${this.#dropped} record(s) were dropped: more than maxQueued (${this.#maxQueued}) waited for the dashboard at ${this.#target.shown}. Further drops are not shown.`,
+    );
+  }
+
+  #failed(why: string): void {
+    if (this.#failureShown) return;
+    this.#failureShown = true;
+    console.warn(
+      `${PREFIX} could not reach the dashboard at ${this.#target.shown}: ${why}; further failures are not shown`,
+    );
+  }
+}
+
+/** The dashboard's `{error:{code,message}}`, when it sent one. */
+function refusal(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null;
+    const error = body?.error;
+    if (error && typeof error === 'object') {
+      const code = typeof error.code === 'string' ? ` ${error.code}` : '';
+      const message = typeof error.message === 'string' ? `: ${error.message}` : '';
+      return `${code}${message}`;
+    }
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return '';
+}
+
+/** Why fetch failed: undici hides the socket's error (ECONNREFUSED…) in `cause`. */
+function reason(cause: unknown): string {
+  if (cause instanceof Error) {
+    if (cause.name === 'TimeoutError') return `no answer within ${POST_TIMEOUT_MS} ms`;
+    const inner = cause.cause;
+    if (inner instanceof Error) {
+      const code = (inner as { code?: unknown }).code;
+      return typeof code === 'string' ? `${code} (${inner.message})` : inner.message;
+    }
+    return cause.message;
+  }
+  return String(cause);
+}
+
+function toReport(level: Level, record: DeliveryRecord, message: string | undefined): ReceiverReport {
+  const err = record.err ?? record.error;
+  return {
+    eventId: optionalString(record.eventId),
+    eventType: optionalString(record.eventType),
+    outcome: record.outcome,
+    status: record.status,
+    code: optionalString(record.code),
+    durationMs: record.durationMs,
+    secretIndex: typeof record.secretIndex === 'number' ? record.secretIndex : undefined,
+    error: err === undefined ? undefined : flattenError(err, 0),
+    late: record.late === true,
+    level,
+    message: optionalString(message),
+    at: new Date().toISOString(),
+    pid: process.pid,
+  };
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** An error (or anything thrown) as plain JSON, with its cause chain three deep at most. */
+function flattenError(value: unknown, depth: number): ReportedError {
+  if (typeof value === 'object' && value !== null) {
+    const error = value as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown };
+    const cause = 'cause' in value ? (value as { cause?: unknown }).cause : undefined;
+    return {
+      name: typeof error.name === 'string' ? error.name : (value.constructor?.name ?? 'Object') || 'Object',
+      code: typeof error.code === 'string' ? error.code : undefined,
+      message: typeof error.message === 'string' ? error.message : safeString(value),
+      stack: typeof error.stack === 'string' ? error.stack : undefined,
+      cause: cause === undefined || depth >= MAX_CAUSE_DEPTH ? undefined : flattenError(cause, depth + 1),
+    };
+  }
+  return {
+    name: typeof value,
+    code: undefined,
+    message: safeString(value),
+    stack: undefined,
+    cause: undefined,
+  };
+}
+
+function safeString(value: unknown): string {
+  try {
+    return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
