@@ -9,6 +9,7 @@ import {
 } from '../sandbox/index.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
+import { untilStopped } from './until-stopped.js';
 
 const ABOUT = wrap(`A local stand-in for the service's sandbox API (/v1): users, projects, a payment
 trigger and webhook registrations, with its authentication (Bearer sk_test_… keys, OAuth 2.0 access
@@ -174,18 +175,7 @@ export async function runSandbox(argv: readonly string[], io: Io, stop?: AbortSi
     ].join('\n'),
   );
 
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-    if (stop?.aborted === true) done();
-    else stop?.addEventListener('abort', done);
-  });
+  await untilStopped(stop);
   await sandbox.close();
   io.out('sandbox stopped');
   return 0;

@@ -29,16 +29,20 @@ export class Account {
   readonly webhooks: Map<string, WebhookRegistration>;
   readonly deliveries: Map<string, Delivery>;
   readonly #onChange: () => void;
+  readonly #maxDeliveries: number;
 
   /**
    * @param id - `key:<sk_test_…>` or `sub:<user>`, the name the account is saved under.
    * @param onChange - called by {@link Account.changed}, so the sandbox's state can save.
+   * @param maxDeliveries - how many deliveries are kept, the oldest settled dropped first.
    */
   constructor(
     readonly id: string,
     data: Partial<AccountData>,
     onChange: () => void,
+    maxDeliveries = MAX_DELIVERIES,
   ) {
+    this.#maxDeliveries = maxDeliveries;
     this.users = byId(data.users);
     this.projects = byId(data.projects);
     this.payments = byId(data.payments);
@@ -52,11 +56,11 @@ export class Account {
     this.#onChange();
   }
 
-  /** Record a delivery, dropping the oldest settled ones past {@link MAX_DELIVERIES}. */
+  /** Record a delivery, dropping the oldest settled ones past the account's limit ({@link MAX_DELIVERIES}). */
   addDelivery(delivery: Delivery): void {
     this.deliveries.set(delivery.id, delivery);
     for (const [id, old] of this.deliveries) {
-      if (this.deliveries.size <= MAX_DELIVERIES) break;
+      if (this.deliveries.size <= this.#maxDeliveries) break;
       if (old.status !== 'pending') this.deliveries.delete(id);
     }
   }

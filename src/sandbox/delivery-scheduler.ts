@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { type AnyWebhookEvent, SENDER_MAX_ATTEMPTS, SENDER_SCHEDULE } from 'service-webhooks/core';
 import type { Account } from './account.js';
 import { newId } from './ids.js';
 import type { Delivery, WebhookRegistration } from './resources.js';
 import type { SandboxState } from './sandbox-state.js';
-import { type PostResult, postSigned } from './signed-post.js';
+import { type PostResult, postSigned, unanswered } from './signed-post.js';
 
 /** How deliveries are made. */
 export interface DeliverySchedulerOptions {
@@ -23,6 +24,21 @@ export interface DeliverySchedulerOptions {
   allowHttp: boolean;
   /** Receives one line per attempt. */
   log: (line: string) => void;
+  /**
+   * Called when a delivery is created, when an attempt leaves and when it ends: the dashboard's live
+   * view. Must not throw; what it does with the delivery must not change it.
+   */
+  onChange?: ((account: Account, delivery: Delivery) => void) | undefined;
+}
+
+/** How {@link DeliveryScheduler.deliverTo} makes a delivery, beside the service's usual way. */
+export interface DeliveryHow {
+  /** Recorded on the delivery (`Delivery.label`). */
+  label?: string;
+  /** `false`: one attempt, settled whatever it answers. @default true */
+  retried?: boolean;
+  /** Sign with a random secret, so the receiver should refuse it. @default false */
+  forged?: boolean;
 }
 
 /**
@@ -33,6 +49,8 @@ export interface DeliverySchedulerOptions {
 export class DeliveryScheduler {
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #inFlight = new Set<Promise<void>>();
+  /** Deliveries with an attempt on its way now. */
+  readonly #sending = new Set<string>();
   readonly #shutdown = new AbortController();
   readonly #options: DeliverySchedulerOptions;
 
@@ -51,7 +69,12 @@ export class DeliveryScheduler {
   }
 
   /** Deliver `event` to one registration, whatever it subscribes to (the `/test` endpoint). */
-  deliverTo(account: Account, registration: WebhookRegistration, event: AnyWebhookEvent): Delivery {
+  deliverTo(
+    account: Account,
+    registration: WebhookRegistration,
+    event: AnyWebhookEvent,
+    how: DeliveryHow = {},
+  ): Delivery {
     const now = new Date().toISOString();
     const delivery: Delivery = {
       id: newId('dlv'),
@@ -63,9 +86,13 @@ export class DeliveryScheduler {
       next_attempt_at: now,
       created_at: now,
       event,
+      ...(how.label !== undefined && { label: how.label }),
+      ...(how.retried === false && { retried: false }),
+      ...(how.forged === true && { forged: true }),
     };
     account.addDelivery(delivery);
     account.changed();
+    this.#changed(account, delivery);
     // A timer rather than an immediate call, so the API answers before the receiver is contacted.
     this.#schedule(account, delivery, 0);
     return delivery;
@@ -80,6 +107,11 @@ export class DeliveryScheduler {
         this.#schedule(account, delivery, Math.max(0, due));
       }
     }
+  }
+
+  /** Whether an attempt of the delivery `id` is on its way now. */
+  isSending(id: string): boolean {
+    return this.#sending.has(id);
   }
 
   /** Stop: cancel due retries and abort attempts in flight (they stay pending in a saved sandbox). */
@@ -107,19 +139,23 @@ export class DeliveryScheduler {
     const refusal = this.#refusal(registration);
     let result: PostResult;
     if (refusal !== undefined || registration === undefined) {
-      result = { status: null, ok: false, duplicate: false, durationMs: 0, body: '', error: refusal ?? '' };
+      result = unanswered(refusal ?? '');
     } else {
+      this.#sending.add(delivery.id);
+      this.#changed(account, delivery);
       // pending_webhooks: deliveries of this event not yet acknowledged, this one included, so retries
       // of one event may differ in it (which is why the core deduplicates by id alone).
       const body = JSON.stringify({
         ...delivery.event,
         pending_webhooks: pendingCount(account, delivery.event_id),
       });
-      result = await postSigned(registration.url, body, registration.secret, {
+      const secret =
+        delivery.forged === true ? `whsec_${randomBytes(24).toString('base64url')}` : registration.secret;
+      result = await postSigned(registration.url, body, secret, {
         timeoutMs: this.#options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
         signal: this.#shutdown.signal,
         userAgent: 'service-webhooks-sandbox',
-      });
+      }).finally(() => this.#sending.delete(delivery.id));
     }
     // An attempt cut short by shutdown is not the receiver's fault: leave it pending for the next start.
     if (this.#shutdown.signal.aborted) return;
@@ -131,6 +167,9 @@ export class DeliveryScheduler {
       status: result.status,
       error: result.error,
       response_body: result.body,
+      duplicate: result.duplicate,
+      code: result.code,
+      retry_after: result.retryAfter,
     });
     const outcome = result.status ?? result.error;
     const where = `${delivery.event_type} ${delivery.event_id} → ${registration?.url ?? delivery.webhook_id}`;
@@ -139,7 +178,7 @@ export class DeliveryScheduler {
       delivery.status = 'succeeded';
       delivery.next_attempt_at = null;
       this.#options.log(`${prefix}; succeeded`);
-    } else if (refusal !== undefined || number >= SENDER_MAX_ATTEMPTS) {
+    } else if (refusal !== undefined || delivery.retried === false || number >= SENDER_MAX_ATTEMPTS) {
       delivery.status = 'failed';
       delivery.next_attempt_at = null;
       this.#options.log(`${prefix}; failed, no more attempts`);
@@ -150,6 +189,15 @@ export class DeliveryScheduler {
       this.#schedule(account, delivery, delayMs);
     }
     account.changed();
+    this.#changed(account, delivery);
+  }
+
+  #changed(account: Account, delivery: Delivery): void {
+    try {
+      this.#options.onChange?.(account, delivery);
+    } catch (error) {
+      this.#options.log(`a delivery observer threw: ${String(error)}`);
+    }
   }
 
   #refusal(registration: WebhookRegistration | undefined): string | undefined {

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 import type { AnyWebhookEvent, WebhookEventName } from 'service-webhooks/core';
+import type { ReceiverReport } from '../dev/report.js';
 
 /** A user, with the fields the service documents. */
 export interface User {
@@ -55,6 +56,14 @@ export interface DeliveryAttempt {
   error: string | null;
   /** The start of the receiver's answer, for debugging. */
   response_body: string;
+  /** The answer carried `x-webhook-duplicate: true`. */
+  duplicate?: boolean;
+  /** The status table's code of an error answer, when it has one. */
+  code?: string | null;
+  /** The answer's `Retry-After`, when it had one. */
+  retry_after?: string | null;
+  /** What the receiver's own `devReporter` said of this attempt (`service-webhooks dev` joins it). */
+  receiver?: ReceiverReport | null;
 }
 
 /** Where a delivery stands: still being attempted, acknowledged with a 2xx, or given up. */
@@ -76,4 +85,10 @@ export interface Delivery {
   created_at: string;
   /** The event as dispatched; each attempt sends `pending_webhooks` as counted at that moment. */
   event: AnyWebhookEvent;
+  /** Why it was made, when not by the API (`service-webhooks dev`: `sent`, `replay`, `edited`, a probe). */
+  label?: string;
+  /** `false` for a probe: one attempt, never retried (a forged signature is not the service's delivery). */
+  retried?: boolean;
+  /** Signed with a random secret instead of the registration's, to show the receiver refusing it. */
+  forged?: boolean;
 }

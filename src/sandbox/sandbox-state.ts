@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Account } from './account.js';
+import { Account, type MAX_DELIVERIES } from './account.js';
 import {
   type DataFile,
   DataFileError,
@@ -74,14 +74,21 @@ export class SandboxState {
   readonly migrated: boolean;
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
+  readonly #maxDeliveries: number | undefined;
 
   // Private so that a state bound to a file always starts from that file's content (see `open`):
   // one built empty would overwrite the file at its first change. ECMAScript has no `#constructor`.
-  private constructor(file: string | undefined, state: Partial<DataFile>, migrated: boolean) {
+  private constructor(
+    file: string | undefined,
+    state: Partial<DataFile>,
+    migrated: boolean,
+    maxDeliveries: number | undefined,
+  ) {
     this.#file = file;
+    this.#maxDeliveries = maxDeliveries;
     this.migrated = migrated;
     for (const [id, data] of Object.entries(state.accounts ?? {})) {
-      this.#accounts.set(id, new Account(id, data, () => this.changed()));
+      this.#accounts.set(id, new Account(id, data, () => this.changed(), maxDeliveries));
     }
     this.oauthClients = state.oauth_clients ?? [];
     this.refreshTokens = new Map((state.refresh_tokens ?? []).map((grant) => [grant.token_hash, grant]));
@@ -97,19 +104,24 @@ export class SandboxState {
   /**
    * An empty state, or the one saved in `file` (created on the first change when it does not exist, in
    * a folder that must exist). A version 1 file's data becomes the account `legacyAccount`. Throws
-   * {@link DataFileError} with a one-line message when the file cannot be used.
+   * {@link DataFileError} with a one-line message when the file cannot be used. Each account keeps
+   * its last `maxDeliveries` deliveries (default {@link MAX_DELIVERIES}).
    */
-  static async open(file: string | undefined, legacyAccount: string): Promise<SandboxState> {
-    if (file === undefined) return new SandboxState(undefined, {}, false);
+  static async open(
+    file: string | undefined,
+    legacyAccount: string,
+    maxDeliveries?: number,
+  ): Promise<SandboxState> {
+    if (file === undefined) return new SandboxState(undefined, {}, false, maxDeliveries);
     const { state, migrated } = await readState(file, legacyAccount);
-    return new SandboxState(file, state, migrated);
+    return new SandboxState(file, state, migrated, maxDeliveries);
   }
 
   /** The account `id`, created empty on first use. */
   account(id: string): Account {
     let account = this.#accounts.get(id);
     if (account === undefined) {
-      account = new Account(id, {}, () => this.changed());
+      account = new Account(id, {}, () => this.changed(), this.#maxDeliveries);
       this.#accounts.set(id, account);
     }
     return account;

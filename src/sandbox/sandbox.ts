@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
+import type { Account } from './account.js';
 import { createApiHandler } from './api-handler.js';
 import { DEFAULT_TEST_KEY, isTestKey, keyAccount } from './api-keys.js';
 import { DeliveryScheduler } from './delivery-scheduler.js';
@@ -11,6 +12,7 @@ import { createOAuthHandler } from './oauth/authorization-server.js';
 import type { OAuthClient } from './oauth/clients.js';
 import { TokenIssuer } from './oauth/token-issuer.js';
 import { RateLimiter } from './rate-limiter.js';
+import type { Delivery } from './resources.js';
 import { Router } from './router.js';
 import type { SandboxContext } from './routes/context.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
@@ -65,7 +67,24 @@ export interface SandboxOptions {
   jwtSecret?: string;
   /** Receives one line per API request and per delivery attempt. @default no logging */
   log?: (line: string) => void;
+  /**
+   * Answers requests outside `/v1` and `/oauth` before the API does (the dashboard of
+   * `service-webhooks dev`): it answers the status it sent, or `undefined` to leave the request to the
+   * API.
+   */
+  mount?: SandboxMount;
+  /** Deliveries kept per account, the oldest settled dropped first. @default 1000 */
+  historyLimit?: number;
+  /** Called when a delivery is created, when an attempt leaves and when it ends. */
+  onDeliveryChange?: (account: Account, delivery: Delivery) => void;
 }
+
+/** A handler answering some requests beside the API; `undefined` leaves the request to the API. */
+export type SandboxMount = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+) => Promise<number> | undefined;
 
 /** A running sandbox. */
 export interface Sandbox {
@@ -82,6 +101,8 @@ export interface Sandbox {
    * only with `--print-signing-key`.
    */
   readonly jwtSecret: string;
+  /** The sandbox's own parts, for the dashboard of `service-webhooks dev`, which runs in-process. */
+  readonly internals: { readonly state: SandboxState; readonly scheduler: DeliveryScheduler };
   /** Stop listening, stop delivering and save the data. */
   close(): Promise<void>;
 }
@@ -120,7 +141,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   checkOptions(options);
   const log = options.log ?? (() => {});
   const legacyKey = options.apiKey ?? DEFAULT_TEST_KEY;
-  const state = await SandboxState.open(options.dataFile, keyAccount(legacyKey));
+  const state = await SandboxState.open(options.dataFile, keyAccount(legacyKey), options.historyLimit);
   if (state.migrated) {
     log(
       `${options.dataFile} is a version 1 data file: its data now belongs to the key ${legacyKey} (accounts are separate per key); it is saved as version 2 on the next change.`,
@@ -138,6 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     allowHttp: options.allowHttp ?? false,
     log,
     attemptTimeoutMs: options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
+    onChange: options.onDeliveryChange,
   });
   const context: SandboxContext = { scheduler, allowHttp: options.allowHttp ?? false };
   const router = new Router();
@@ -176,6 +198,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   // Async so that anything thrown, even by parsing the request target, becomes the rejection below.
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<number> {
     const url = new URL(request.url ?? '/', 'http://sandbox.invalid');
+    if (
+      options.mount !== undefined &&
+      !url.pathname.startsWith('/v1/') &&
+      !url.pathname.startsWith('/oauth/')
+    ) {
+      const mounted = options.mount(request, response, url);
+      if (mounted !== undefined) return mounted;
+    }
     // The authorization server is not the API: no Bearer credential, no rate limit.
     if (url.pathname.startsWith('/oauth/')) return oauth(request, response, url);
     return api(request, response, url);
@@ -204,6 +234,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     authUrl: `http://${host}:${address.port}`,
     port: address.port,
     jwtSecret: signingKey,
+    internals: { state, scheduler },
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

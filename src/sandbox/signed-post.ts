@@ -22,6 +22,24 @@ export interface PostResult {
   body: string;
   /** Why no answer came (timeout, refused connection, bad address). */
   error: string | null;
+  /** The answer's `Retry-After` header, when it had one. */
+  retryAfter: string | null;
+  /** The status table's code from an error answer's `{ error: { code } }`, when it has one. */
+  code: string | null;
+}
+
+/** A result for an attempt that was never made, or whose request failed before any answer. */
+export function unanswered(error: string, durationMs = 0): PostResult {
+  return {
+    status: null,
+    ok: false,
+    duplicate: false,
+    durationMs,
+    body: '',
+    error,
+    retryAfter: null,
+    code: null,
+  };
 }
 
 /** How {@link postSigned} sends. */
@@ -76,10 +94,24 @@ export async function postSigned(
       durationMs: elapsed(),
       body: text.length > BODY_EXCERPT_CHARS ? `${text.slice(0, BODY_EXCERPT_CHARS)}…` : text,
       error: null,
+      retryAfter: response.headers.get('retry-after'),
+      code: errorCode(text),
     };
   } catch (error) {
     const reason = timeout.aborted ? `timed out after ${timeoutMs} ms` : describeNetworkError(error);
-    return { status: null, ok: false, duplicate: false, durationMs: elapsed(), body: '', error: reason };
+    return unanswered(reason, elapsed());
+  }
+}
+
+// The receiver's error answers are `{ "error": { "code": … } }` (the status table); other receivers'
+// bodies are whatever they are, so anything else is no code rather than a failure.
+function errorCode(text: string): string | null {
+  if (!text.startsWith('{')) return null;
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : null;
+  } catch {
+    return null;
   }
 }
 
