@@ -1,5 +1,6 @@
 import { type Io, UsageError } from './args.js';
 import { runDeliveries } from './deliveries-command.js';
+import { runDev } from './dev-command.js';
 import { runInbox } from './inbox-command.js';
 import { runReplay } from './replay-command.js';
 import { runSandbox } from './sandbox-command.js';
@@ -10,6 +11,8 @@ import { VERSION } from './version.js';
 export const MAIN_HELP = `Usage: service-webhooks <command> [options]
 
 Commands:
+  dev         look at your webhooks: a local dashboard of deliveries, retries and dead letters,
+              with a sandbox that delivers to your receiver
   send        build, sign and POST one event to a receiver (--repeat, --concurrency)
   replay      send recorded events from a file, one JSON object per line
   sandbox     run a local stand-in for the service's sandbox API, delivering webhooks
@@ -20,6 +23,7 @@ Run service-webhooks <command> --help for the options of each, service-webhooks 
 version.`;
 
 const COMMANDS: Readonly<Record<string, (argv: readonly string[], io: Io) => Promise<number>>> = {
+  dev: runDev,
   send: runSend,
   replay: runReplay,
   sandbox: runSandbox,

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SENDER_SCHEDULE } from 'service-webhooks/core';
+import { DEV_API_KEY, type DevServer, startDevServer } from '../dashboard/dev-server.js';
+import { DataFileError } from '../sandbox/index.js';
+import { type Flags, type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
+import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
+import { ENGINES, inboxAddress, type OpenedAdmin, openInboxAdmin, redactUrl } from './inbox-engines.js';
+import { untilStopped } from './until-stopped.js';
+
+/** `service-webhooks dev --help`. */
+export const DEV_HELP = `Usage: service-webhooks dev --forward URL [options]
+
+${wrap(`Look at your webhooks: a local sandbox that delivers signed events to your receiver at URL as the
+service does (retries ${SCHEDULE_IN_WORDS}), and a dashboard of every delivery, live, in the browser: send
+and replay events, edit and resend them, send the cases a receiver must refuse, see your receiver's own
+account of each attempt, export one as a fixture or a test, and look after your inbox's dead letters. It
+runs until Ctrl-C.`)}
+
+Options:
+  --forward URL          your receiver's webhook address (required), e.g. http://localhost:3000/webhooks
+  --secret SECRET        the webhook secret your receiver verifies with (default: the one saved from
+                         the last run, else a new whsec_…; see --print-secret)
+  --print-secret         print the secret at start (otherwise only its last four characters)
+  --port PORT            port of the dashboard and the sandbox API (default 4010; 0 picks a free one)
+  --host HOST            address to listen on (default 127.0.0.1; anything else exposes the dashboard,
+                         which can send events, to your network)
+  --time-scale FACTOR    multiply the retry delays, e.g. 0.01 for ${SENDER_SCHEDULE.retryDelaysSeconds.map((s) => s / 100).join(', ')} s (default 1)
+  --attempt-timeout SEC  timeout of one attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, not scaled)
+  --data FILE            keep the history in FILE (default: node_modules/.cache/service-webhooks/dev.json
+                         when ./node_modules exists, else a file in the system's temporary folder)
+  --in-memory            keep no history across restarts
+  --history N            deliveries kept, the oldest dropped first (default 1000)
+
+The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
+  --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss)
+                         or an SQS queue URL
+  --engine NAME          ${ENGINES.join(', ')}, when the URL cannot tell
+  --queue NAME, --prefix PREFIX, --schema NAME, --dead-letter-queue URL, --endpoint URL
+                         as for service-webhooks inbox
+
+Your receiver's side (which handlers' outcome, how long, the error and its stack, which secret
+matched): add logger: devReporter() from service-webhooks/dev to createWebhooks, and start the
+receiver with SERVICE_WEBHOOKS_DEV_URL set to the report address printed at start. Without that
+variable devReporter does nothing.`;
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** Where the dashboard's page was built: beside the bundled CLI (dist/dashboard), or dist/ from a clone. */
+function assetsFolder(): string {
+  const candidates = [
+    fileURLToPath(new URL('./dashboard/', import.meta.url)),
+    fileURLToPath(new URL('../../dist/dashboard/', import.meta.url)),
+  ];
+  return candidates.find((folder) => existsSync(join(folder, 'index.html'))) ?? candidates[0]!;
+}
+
+/**
+ * The history's default file: with the project's other caches when it has node_modules (so it is
+ * never committed), else one per working folder in the temporary folder.
+ */
+export function defaultDataFile(cwd: string): string {
+  const modules = join(cwd, 'node_modules');
+  if (existsSync(modules)) return join(modules, '.cache', 'service-webhooks', 'dev.json');
+  const folder = createHash('sha256').update(resolve(cwd)).digest('hex').slice(0, 12);
+  return join(tmpdir(), `service-webhooks-dev-${folder}.json`);
+}
+
+function forwardFlag(flags: Flags): string {
+  const forward = stringFlag(flags, 'forward', true);
+  let url: URL;
+  try {
+    url = new URL(forward);
+  } catch {
+    throw new UsageError(`--forward must be an absolute http:// or https:// URL, got ${forward}.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--forward must be an http:// or https:// URL, got ${forward}.`);
+  }
+  return forward;
+}
+
+async function openInbox(flags: Flags, io: Io): Promise<OpenedAdmin | undefined | null> {
+  if (flags.inbox === undefined && flags.engine === undefined) return null;
+  const address = inboxAddress({ ...flags, url: flags.inbox }, process.env);
+  return openInboxAdmin(address, flags, io.err);
+}
+
+/**
+ * Run `service-webhooks dev` until SIGINT or SIGTERM, or until `stop` is aborted (to run it in
+ * process); answers the exit code.
+ */
+export async function runDev(argv: readonly string[], io: Io, stop?: AbortSignal): Promise<number> {
+  const { flags } = parseFlags(argv, {
+    forward: { type: 'string' },
+    secret: { type: 'string' },
+    'print-secret': { type: 'boolean' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'time-scale': { type: 'string' },
+    'attempt-timeout': { type: 'string' },
+    data: { type: 'string' },
+    'in-memory': { type: 'boolean' },
+    history: { type: 'string' },
+    inbox: { type: 'string' },
+    engine: { type: 'string' },
+    queue: { type: 'string' },
+    prefix: { type: 'string' },
+    schema: { type: 'string' },
+    'dead-letter-queue': { type: 'string' },
+    endpoint: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags.help) {
+    io.out(DEV_HELP);
+    return 0;
+  }
+  const forward = forwardFlag(flags);
+  const port = numberFlag(flags, 'port', 4010, { min: 0, max: 65_535 });
+  const host = stringFlag(flags, 'host', false) ?? '127.0.0.1';
+  if (flags['in-memory'] === true && flags.data !== undefined)
+    throw new UsageError('Give --data or --in-memory, not both.');
+  const dataFile =
+    flags['in-memory'] === true
+      ? undefined
+      : (stringFlag(flags, 'data', false) ?? defaultDataFile(process.cwd()));
+  if (dataFile !== undefined && flags.data === undefined)
+    mkdirSync(join(dataFile, '..'), { recursive: true });
+  const historyLimit = numberFlag(flags, 'history', 1000, { min: 1, max: 100_000 });
+  const timeScale = numberFlag(flags, 'time-scale', 1, { min: 0, integer: false });
+  const attemptTimeoutMs =
+    numberFlag(flags, 'attempt-timeout', ATTEMPT_TIMEOUT_SECONDS, { min: 0.001, integer: false }) * 1000;
+  const inbox = await openInbox(flags, io);
+  if (inbox === undefined) return 1;
+
+  let dev: DevServer;
+  try {
+    dev = await startDevServer({
+      forward,
+      secret: stringFlag(flags, 'secret', false),
+      port,
+      host,
+      timeScale,
+      attemptTimeoutMs,
+      dataFile,
+      historyLimit,
+      assetsFolder: assetsFolder(),
+      inbox: inbox?.admin,
+      // The attempts, as the sandbox prints them; the page's own requests would drown them.
+      log: (line) => {
+        if (line.startsWith('delivery ')) io.out(`[${new Date().toISOString().slice(11, 23)}] ${line}`);
+      },
+    });
+  } catch (error) {
+    await inbox?.close();
+    if (error instanceof DataFileError) {
+      io.err(error.message);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      io.err(`Port ${port} on ${host} is in use; pass --port with another port (0 picks a free one).`);
+      return 1;
+    }
+    if (error instanceof Error && error.message.startsWith("The dashboard's page is missing")) {
+      io.err(error.message);
+      return 1;
+    }
+    throw error;
+  }
+  const secretShown =
+    flags['print-secret'] === true ? dev.secret : `…${dev.secret.slice(-4)} (--print-secret shows it)`;
+  io.out(
+    [
+      `service-webhooks dev: dashboard at ${dev.url}`,
+      `  delivering to   ${forward} (every event type; retries ${timeScale === 1 ? SCHEDULE_IN_WORDS : `× ${timeScale}`})`,
+      `  secret          ${secretShown}`,
+      `  receiver side   SERVICE_WEBHOOKS_DEV_URL=${dev.reportUrl}`,
+      '                  with logger: devReporter() from service-webhooks/dev',
+      `  sandbox API     ${dev.apiUrl} (Bearer ${DEV_API_KEY})`,
+      `  history         ${dataFile ?? 'in memory'} (the last ${historyLimit})`,
+      ...(inbox === null
+        ? []
+        : [`  inbox           ${inbox.admin.engine} at ${redactUrl(String(flags.inbox ?? ''))}`]),
+      ...(LOOPBACK.has(host)
+        ? []
+        : [`  warning: listening on ${host}, not loopback: anyone who can reach it can send events`]),
+      '  stop with Ctrl-C',
+    ].join('\n'),
+  );
+  await untilStopped(stop);
+  await dev.close();
+  await inbox?.close();
+  io.out('service-webhooks dev stopped');
+  return 0;
+}

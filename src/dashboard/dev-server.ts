@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { EVENT_TYPES, type InboxAdmin, SENDER_SCHEDULE } from 'service-webhooks/core';
+import { DEV_TOKEN_HEADER } from '../dev/report.js';
+import type { Account } from '../sandbox/account.js';
+import { keyAccount } from '../sandbox/api-keys.js';
+import { sendJson } from '../sandbox/http-io.js';
+import { newId } from '../sandbox/ids.js';
+import { type Delivery, type Sandbox, startSandbox, type WebhookRegistration } from '../sandbox/index.js';
+import { answerApi, type DashboardContext } from './dashboard-api.js';
+import { toDevDelivery } from './dev-delivery.js';
+import { EventStream } from './event-stream.js';
+import { ReportJoiner } from './report-join.js';
+import { refusalOf } from './request-guard.js';
+import { StaticAssets } from './static-assets.js';
+
+/** The sandbox key whose account the dashboard shows and sends from. */
+export const DEV_API_KEY = 'sk_test_dev';
+
+/** How often the inbox's figures are read while a page listens. */
+const INBOX_POLL_MS = 2_000;
+
+/** How {@link startDevServer} runs. */
+export interface DevServerOptions {
+  /** The receiver's address: deliveries go there (http:// is allowed, as a local receiver is). */
+  readonly forward: string;
+  /** The webhook secret; the registration's saved one, else a new `whsec_…`, when omitted. */
+  readonly secret?: string | undefined;
+  /** @default 4010 */
+  readonly port?: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** Multiplies the sender's retry delays. @default 1 */
+  readonly timeScale?: number;
+  /** @default SENDER_SCHEDULE.attemptTimeoutMs */
+  readonly attemptTimeoutMs?: number;
+  /** The history's file; in memory when omitted. */
+  readonly dataFile?: string | undefined;
+  /** Deliveries kept. @default 1000 */
+  readonly historyLimit?: number;
+  /** The folder of the built page (index.html, app.js, app.css). */
+  readonly assetsFolder: string;
+  /** The inbox the dashboard shows, through the same admin the CLI's `inbox` command uses. */
+  readonly inbox?: InboxAdmin | undefined;
+  /** The per-start token; random when omitted (tests pass one). */
+  readonly token?: string;
+  /** One line per delivery attempt. */
+  readonly log?: (line: string) => void;
+}
+
+/** A running dashboard and the sandbox it sits on. */
+export interface DevServer {
+  /** The dashboard's address, such as `http://127.0.0.1:4010/`. */
+  readonly url: string;
+  /** The sandbox API (`…/v1`), for scripts that create users and trigger events with {@link DEV_API_KEY}. */
+  readonly apiUrl: string;
+  /** Where a receiver's devReporter posts, token included: the value of `SERVICE_WEBHOOKS_DEV_URL`. */
+  readonly reportUrl: string;
+  /** The registration's secret: the receiver verifies with it. */
+  readonly secret: string;
+  readonly token: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+function registrationFor(account: Account, forward: string, secret: string | undefined): WebhookRegistration {
+  const existing = [...account.webhooks.values()].find((registration) => registration.url === forward);
+  const wanted: WebhookRegistration = {
+    id: existing?.id ?? newId('wh'),
+    url: forward,
+    events: [...EVENT_TYPES],
+    secret: secret ?? existing?.secret ?? `whsec_${randomBytes(24).toString('hex')}`,
+    created_at: existing?.created_at ?? new Date().toISOString(),
+  };
+  account.webhooks.set(wanted.id, wanted);
+  account.changed();
+  return wanted;
+}
+
+/**
+ * Start `service-webhooks dev`: the sandbox on loopback, a webhook registered for the receiver at
+ * `forward` (kept across restarts in the data file), and the dashboard at `/` of the same origin, live
+ * over server-sent events.
+ *
+ * @example
+ * ```ts
+ * const dev = await startDevServer({ forward: 'http://localhost:3000/webhooks', port: 0, assetsFolder });
+ * console.log(`dashboard at ${dev.url}, secret ${dev.secret}`);
+ * await dev.close();
+ * ```
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const assets = await StaticAssets.load(options.assetsFolder, token);
+  const stream = new EventStream();
+  const joiner = new ReportJoiner();
+  let context: DashboardContext | undefined;
+  let port = options.port ?? 4010;
+  let lastReportAt: string | null = null;
+  const host = options.host ?? '127.0.0.1';
+  const extraHosts = ['127.0.0.1', 'localhost', '::1', '0.0.0.0', '::'].includes(host) ? [] : [host];
+
+  const view = (delivery: Delivery) =>
+    toDevDelivery(
+      delivery,
+      context?.account.webhooks.get(delivery.webhook_id)?.url ?? options.forward,
+      sandbox.internals.scheduler.isSending(delivery.id),
+    );
+
+  const sandbox: Sandbox = await startSandbox({
+    port,
+    host,
+    allowHttp: true,
+    apiKey: DEV_API_KEY,
+    timeScale: options.timeScale ?? 1,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
+    ...(options.dataFile !== undefined && { dataFile: options.dataFile }),
+    ...(options.historyLimit !== undefined && { historyLimit: options.historyLimit }),
+    log: options.log ?? (() => {}),
+    onDeliveryChange(account, delivery) {
+      if (context === undefined || account !== context.account) return;
+      joiner.attemptRecorded(delivery);
+      stream.send({ type: 'delivery', data: view(delivery) });
+    },
+    mount(request, response, url) {
+      const isApi = url.pathname.startsWith('/_dev/api/');
+      if (!isApi && !assets.has(url.pathname)) return undefined;
+      const refusal = refusalOf(request, url, { port, token, extraHosts }, isApi);
+      if (refusal !== undefined) {
+        sendJson(response, refusal.status, { error: { code: refusal.code, message: refusal.message } });
+        return Promise.resolve(refusal.status);
+      }
+      if (!isApi) return Promise.resolve(assets.serve(request, response, url.pathname));
+      return answerApi(context!, request, response, url, () => context!.registration().secret);
+    },
+  });
+  port = sandbox.port;
+  const origin = sandbox.authUrl;
+  const account = sandbox.internals.state.account(keyAccount(DEV_API_KEY));
+  let registration = registrationFor(account, options.forward, options.secret);
+  const reportUrl = `${origin}/_dev/api/report?token=${token}`;
+  context = {
+    account,
+    registration: () => {
+      // Deleted or changed through the API meanwhile: put it back as the dashboard was started with.
+      const current = account.webhooks.get(registration.id);
+      if (current === undefined || current.url !== options.forward) {
+        registration = registrationFor(account, options.forward, registration.secret);
+      }
+      return account.webhooks.get(registration.id)!;
+    },
+    scheduler: sandbox.internals.scheduler,
+    stream,
+    joiner,
+    inbox: options.inbox,
+    view,
+    issuedSamples: new Map(),
+    reported(at) {
+      const first = lastReportAt === null;
+      lastReportAt = at;
+      if (first || stream.size > 0) stream.send({ type: 'report', data: { at } });
+    },
+    state: () => ({
+      forward: options.forward,
+      secret_hint: registration.secret.slice(-4),
+      time_scale: options.timeScale ?? 1,
+      retry_delays_seconds: SENDER_SCHEDULE.retryDelaysSeconds,
+      attempt_timeout_ms: options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
+      inbox: options.inbox?.engine ?? null,
+      report_url: reportUrl,
+      last_report_at: lastReportAt,
+      history_limit: options.historyLimit ?? 1000,
+      data_file: options.dataFile ?? null,
+    }),
+  };
+
+  // The inbox's figures, pushed while a page listens; one read at a time, so a slow backend never
+  // piles reads up.
+  let polling = false;
+  const inboxTimer =
+    options.inbox === undefined
+      ? undefined
+      : setInterval(() => {
+          const admin = options.inbox;
+          if (admin === undefined || polling || stream.size === 0) return;
+          polling = true;
+          Promise.all([admin.stats(), admin.list({ limit: 50 })])
+            .then(([stats, page]) =>
+              stream.send({
+                type: 'inbox',
+                data: {
+                  engine: admin.engine,
+                  stats,
+                  dead_letters: page.items,
+                  more: page.total > page.items.length,
+                },
+              }),
+            )
+            .catch((error: unknown) => options.log?.(`could not read the inbox: ${String(error)}`))
+            .finally(() => {
+              polling = false;
+            });
+        }, INBOX_POLL_MS).unref();
+
+  return {
+    url: `${origin}/`,
+    apiUrl: sandbox.url,
+    reportUrl,
+    get secret() {
+      return registration.secret;
+    },
+    token,
+    port,
+    async close() {
+      clearInterval(inboxTimer);
+      stream.close();
+      await sandbox.close();
+    },
+  };
+}
+
+export { DEV_TOKEN_HEADER };
