@@ -91,9 +91,14 @@ async function openInbox(flags: Flags, io: Io): Promise<OpenedAdmin | undefined 
 
 /**
  * Run `service-webhooks dev` until SIGINT or SIGTERM, or until `stop` is aborted (to run it in
- * process); answers the exit code.
+ * process, with the page from `assets` when not the built one); answers the exit code.
  */
-export async function runDev(argv: readonly string[], io: Io, stop?: AbortSignal): Promise<number> {
+export async function runDev(
+  argv: readonly string[],
+  io: Io,
+  stop?: AbortSignal,
+  assets: string = assetsFolder(),
+): Promise<number> {
   const { flags } = parseFlags(argv, {
     forward: { type: 'string' },
     secret: { type: 'string' },
@@ -147,7 +152,7 @@ export async function runDev(argv: readonly string[], io: Io, stop?: AbortSignal
       attemptTimeoutMs,
       dataFile,
       historyLimit,
-      assetsFolder: assetsFolder(),
+      assetsFolder: assets,
       inbox: inbox?.admin,
       // The attempts, as the sandbox prints them; the page's own requests would drown them.
       log: (line) => {
