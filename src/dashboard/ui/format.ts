@@ -33,22 +33,37 @@ export function duration(ms: number): string {
 
 /** A countdown in whole seconds (the page's clock ticks once a second, finer would flicker). */
 export function countdown(ms: number): string {
-  if (ms <= 0) return 'now';
+  if (ms <= 0) return 'due now';
   const seconds = Math.ceil(ms / 1000);
   if (seconds < 60) return `in ${seconds} s`;
   return `in ${duration(seconds * 1000)}`;
 }
 
+// One formatter each, made once: `toLocaleTimeString` builds a new one per call, which a thousand rows feel.
+const TIME = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+const DATE_TIME = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+
 export function time(iso: string | number): string {
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return String(iso);
-  return date.toLocaleTimeString(undefined, { hour12: false });
+  return Number.isNaN(date.getTime()) ? String(iso) : TIME.format(date);
 }
 
 export function dateTime(iso: string | number): string {
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return String(iso);
-  return date.toLocaleString(undefined, { hour12: false });
+  return Number.isNaN(date.getTime()) ? String(iso) : DATE_TIME.format(date);
 }
 
 /** Event ids are long and share a prefix (`evt_…`); the tail is what tells two apart at a glance. */

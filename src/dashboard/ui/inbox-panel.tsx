@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { DeadLetter, Replay } from 'service-webhooks/core';
 import type { InboxView } from '../api-types.js';
 import { api } from './api.js';
-import { dateTime, duration, pretty, shortId } from './format.js';
+import { dateTime, duration, pretty, shortId, time } from './format.js';
 import type { Notify } from './notices.js';
 
 function Figure({ label, value }: { label: string; value: string | number }) {
@@ -168,7 +168,9 @@ export function InboxPanel(props: {
                         {shortId(letter.eventId)}
                       </td>
                       <td>{letter.attempts}</td>
-                      <td>{letter.failedAt === undefined ? '—' : dateTime(letter.failedAt)}</td>
+                      <td title={letter.failedAt === undefined ? undefined : dateTime(letter.failedAt)}>
+                        {letter.failedAt === undefined ? '—' : time(letter.failedAt)}
+                      </td>
                       <td class="error-cell">{letter.lastError}</td>
                       <td class="actions">
                         <button
