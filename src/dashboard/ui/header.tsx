@@ -29,7 +29,7 @@ function Reporting({ state, lastReportAt }: { state: DashboardState; lastReportA
         {ago === null
           ? 'not reporting'
           : fresh
-            ? `reporting (last ${ago < 5000 ? 'just now' : `${duration(ago)} ago`})`
+            ? `reporting (last report ${ago < 5000 ? 'just now' : `${duration(ago)} ago`})`
             : `last reported ${duration(ago)} ago`}
       </span>
       {!fresh && (
