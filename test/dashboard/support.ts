@@ -16,6 +16,8 @@ export interface TestReceiver {
   readonly failAlways: Set<string>;
   /** Runs per event id. */
   readonly runs: Map<string, number>;
+  /** The next event's first run throws (`Error('boom on the first attempt')`); then this turns false. */
+  failNext: boolean;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,10 @@ export async function startReceiver(secret: string, logger?: WebhookLogger): Pro
   const webhooks = createWebhooks({ secret, ...(logger !== undefined && { logger }) });
   webhooks.onAny(async (event) => {
     runs.set(event.id, (runs.get(event.id) ?? 0) + 1);
+    if (receiver.failNext) {
+      receiver.failNext = false;
+      failOnce.add(event.id);
+    }
     // A little work, so two concurrent copies overlap at the receiver.
     await new Promise((resolve) => setTimeout(resolve, 30));
     if (failAlways.has(event.id)) throw new Error('boom, always');
@@ -35,18 +41,20 @@ export async function startReceiver(secret: string, logger?: WebhookLogger): Pro
   const server: Server = createServer(nodeHandler(webhooks));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const receiver: TestReceiver = {
     url: `http://127.0.0.1:${port}/webhooks`,
     webhooks,
     failOnce,
     failAlways,
     runs,
+    failNext: false,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+  return receiver;
 }
 
 /** A call to the dashboard's API with its token. */

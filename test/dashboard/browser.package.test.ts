@@ -1,0 +1,305 @@
+/**
+ * The dashboard of `service-webhooks dev` in a real browser: Debian's Chromium driven by playwright-core
+ * (no browser download is possible here, so `executablePath` points at the system's), against the
+ * built CLI (`dist/cli.js dev`), a real receiver on the node adapter whose handler fails once and
+ * reports through devReporter, and a real BullMQ inbox on the Redis at 127.0.0.1:6379. It clicks
+ * through what a developer does: send, watch the 500 and the scheduled retry turn into a 200, read
+ * the receiver's side, replay (a duplicate), edit and resend, replay a dead letter, and checks that a
+ * page on another origin, or on a rebound DNS name, can neither read nor act.
+ *
+ * Screenshots of the main views are taken every run; `UPDATE_SCREENSHOTS=1` writes them into
+ * docs/images for the README.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { DeliveryRecord, WebhookLogger } from 'service-webhooks';
+import { createWebhooks } from 'service-webhooks';
+import { bullmqInbox, inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
+import { devReporter } from 'service-webhooks/dev';
+import { createTestEvent, deliver } from 'service-webhooks/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, requireBuiltCli } from '../cli/support.js';
+import { repoPath } from '../support/paths.js';
+import { type SpawnedProcess, startProcess } from '../support/process.js';
+import { startReceiver, type TestReceiver } from './support.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const SECRET = 'whsec_browser_test_secret';
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? repoPath('docs', 'images') : undefined;
+
+let folder: string;
+let receiver: TestReceiver;
+let dev: SpawnedProcess & { readonly match: RegExpMatchArray };
+let dashboard: string;
+let browser: Browser;
+let page: Page;
+let reporter: WebhookLogger | undefined;
+let closeInbox: () => Promise<void>;
+let inboxFailing = true;
+const inboxHandled: string[] = [];
+
+// The receiver exists before the dashboard (which is told where it is); the reporter needs the
+// dashboard's address: a relay hands the records on once both are up.
+const relay: WebhookLogger = {
+  info: (record: DeliveryRecord, message?: string) => reporter?.info(record, message),
+  warn: (record: DeliveryRecord, message?: string) => reporter?.warn(record, message),
+  error: (record: DeliveryRecord, message?: string) => reporter?.error(record, message),
+};
+
+async function screenshot(name: string, target: Page = page): Promise<void> {
+  const file = join(SHOTS ?? folder, `${name}.png`);
+  await target.screenshot({ path: file, fullPage: false });
+}
+
+/** A dead letter in a real BullMQ inbox: an event whose only attempt failed, left for the dashboard to replay. */
+async function deadLetterInInbox(queueName: string): Promise<string> {
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    inbox: bullmqInbox({ connection: REDIS_URL, queueName }),
+  });
+  webhooks.onError(() => {});
+  webhooks.onAny((event) => {
+    if (inboxFailing) throw new Error(`crm.example refused ${event.id}`);
+    inboxHandled.push(event.id);
+  });
+  const worker = startInboxWorker(webhooks, {
+    connection: REDIS_URL,
+    queueName,
+    attempts: 1,
+    monitor: false,
+  });
+  await worker.waitUntilReady();
+  const admin = inboxAdmin({ connection: REDIS_URL, queueName });
+  closeInbox = async () => {
+    await worker.close();
+    await admin.close();
+    // The queue's keys on the shared Redis go with the test.
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`bull:${queueName}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  };
+  const event = createTestEvent('project.deleted');
+  expect((await deliver(webhooks, event, { secret: SECRET })).status).toBe(200);
+  const deadline = Date.now() + 15_000;
+  while ((await admin.stats()).deadLettered < 1) {
+    if (Date.now() > deadline) throw new Error('the inbox never dead-lettered the event');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return event.id;
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium) or set CHROMIUM_PATH. .ci/run installs it.`,
+    );
+  }
+  folder = await mkdtemp(join(tmpdir(), 'dashboard-browser-'));
+  if (SHOTS !== undefined) await mkdir(SHOTS, { recursive: true });
+  receiver = await startReceiver(SECRET, relay);
+  receiver.failNext = true;
+  const queueName = `dashboard-browser-${process.pid}-${Date.now()}`;
+  await deadLetterInInbox(queueName);
+  dev = await startProcess(
+    process.execPath,
+    [
+      CLI,
+      'dev',
+      '--forward',
+      receiver.url,
+      '--secret',
+      SECRET,
+      '--port',
+      '0',
+      '--time-scale',
+      '0.05',
+      '--in-memory',
+      '--inbox',
+      REDIS_URL,
+      '--queue',
+      queueName,
+    ],
+    {
+      name: 'service-webhooks dev',
+      ready: /dashboard at (http:\S+)[\s\S]*SERVICE_WEBHOOKS_DEV_URL=(\S+)/,
+      timeoutMs: 30_000,
+    },
+  );
+  dashboard = dev.match[1]!;
+  reporter = devReporter({ url: dev.match[2]!, flushIntervalMs: 20 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // As root in a container Chromium needs --no-sandbox; the rest keeps it off a network it cannot reach.
+    // The resolver rule plays DNS rebinding: rebound.test resolves to the dashboard's own address.
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--host-resolver-rules=MAP rebound.test 127.0.0.1, MAP other.test 127.0.0.1',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await page.goto(dashboard);
+  await text(page.getByTestId('stream-state'), /live/i, 15_000);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  await closeInbox?.();
+  await receiver?.close();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+const rows = () => page.getByTestId('delivery-row');
+
+/**
+ * Retry `check` (vitest expectations on what the page shows) until it passes or `timeoutMs` ends: the
+ * page changes as events stream in. playwright-core has no web-first assertions (those are in
+ * @playwright/test, a test runner we do not use), so this is the one wait the tests share.
+ */
+async function until(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+const attribute = (locator: Locator, name: string, value: string, timeoutMs?: number) =>
+  until(async () => expect(await locator.getAttribute(name)).toBe(value), timeoutMs);
+const text = (locator: Locator, pattern: RegExp | string, timeoutMs?: number) =>
+  until(async () => expect((await locator.textContent()) ?? '').toMatch(pattern), timeoutMs);
+const count = (locator: Locator, n: number, timeoutMs?: number) =>
+  until(async () => expect(await locator.count()).toBe(n), timeoutMs);
+
+describe('service-webhooks dev in Chromium', () => {
+  it('sends an event: the 500, the scheduled retry, then its 200, without a reload', async () => {
+    await page.getByLabel('Event type').selectOption('user.created');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const row = rows().first();
+    await attribute(row.getByTestId('attempt').first(), 'data-status-code', '500', 10_000);
+    await text(row, /attempt 2 of 4 in \d+ s/);
+    await attribute(row.getByTestId('attempt').nth(1), 'data-status-code', '200', 15_000);
+    await attribute(row, 'data-status', 'succeeded');
+    await screenshot('dashboard');
+  });
+
+  it("shows the receiver's side of each attempt: the handler's error and its stack", async () => {
+    await rows().first().click();
+    const detail = page.getByTestId('delivery-detail');
+    await text(detail, 'boom on the first attempt', 10_000);
+    await text(detail, /HandlerFailedError/);
+    await screenshot('dashboard-detail');
+  });
+
+  it('replays the event as it was: the receiver answers it as a duplicate', async () => {
+    const before = await rows().count();
+    await page.getByTestId('delivery-detail').getByRole('button', { name: 'Replay' }).click();
+    await count(rows(), before + 1);
+    const replay = rows().first();
+    await attribute(replay, 'data-label', 'replay');
+    await attribute(replay.getByTestId('attempt').first(), 'data-status-code', '200', 10_000);
+    await text(replay.getByTestId('attempt').first(), /dup/i);
+  });
+
+  it('edits the event and sends it again, re-signed', async () => {
+    await rows().nth(1).click();
+    await page.getByTestId('delivery-detail').getByRole('button', { name: 'Edit and resend' }).click();
+    const editor = page.getByLabel('Event JSON');
+    const edited = JSON.parse(await editor.inputValue()) as { id: string; data: { email: string } };
+    edited.id = `${edited.id}_edited`;
+    edited.data.email = 'grace@example.com';
+    await editor.fill(JSON.stringify(edited, null, 2));
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const row = page.locator(`[data-testid="delivery-row"][data-label="edited"]`).first();
+    await attribute(row.getByTestId('attempt').first(), 'data-status-code', '200', 10_000);
+    expect(receiver.runs.get(edited.id)).toBe(1);
+  });
+
+  it('replays a dead letter from the inbox panel', async () => {
+    const inbox = page.getByTestId('inbox');
+    const letter = inbox.getByTestId('dead-letter-row');
+    await count(letter, 1, 10_000);
+    await screenshot('dashboard-inbox', page);
+    inboxFailing = false;
+    await letter.getByRole('button', { name: /^Replay dead letter/ }).click();
+    await count(letter, 0, 15_000);
+    const deadline = Date.now() + 15_000;
+    while (inboxHandled.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(inboxHandled).toHaveLength(1);
+  });
+
+  it('reads the same in dark mode', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot('dashboard-dark');
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const [r, g, b] = background.match(/\d+/g)!.map(Number);
+    expect(r! + g! + b!).toBeLessThan(3 * 80);
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('refuses a page on another origin: it can neither act nor read', async () => {
+    const runsBefore = receiver.runs.size;
+    const rowsBefore = await rows().count();
+    const other: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPage = await browser.newPage();
+    try {
+      await otherPage.goto(`http://other.test:${(other.address() as AddressInfo).port}/`);
+      const outcome = await otherPage.evaluate(async (target) => {
+        const results: string[] = [];
+        // A "simple" request needs no preflight: the browser sends it, and only the server can refuse it.
+        await fetch(`${target}_dev/api/send`, {
+          method: 'POST',
+          mode: 'no-cors',
+          headers: { 'content-type': 'text/plain' },
+          body: JSON.stringify({ type: 'user.created' }),
+        }).then(
+          () => results.push('sent, opaque'),
+          () => results.push('blocked'),
+        );
+        // Reading the page (and its token) from another origin is what CORS forbids.
+        await fetch(target).then(
+          (response) => results.push(`read ${response.status}`),
+          () => results.push('read refused'),
+        );
+        return results;
+      }, dashboard);
+      expect(outcome[1]).toBe('read refused');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.runs.size).toBe(runsBefore);
+      expect(await rows().count()).toBe(rowsBefore);
+
+      // DNS rebinding: a name the attacker controls, resolved to the dashboard's address, is same-origin
+      // to the browser; the dashboard refuses it by its Host.
+      const port = new URL(dashboard).port;
+      const rebound = await otherPage.goto(`http://rebound.test:${port}/`);
+      expect(rebound?.status()).toBe(403);
+      expect(await otherPage.content()).toContain('host_not_allowed');
+      expect(await otherPage.content()).not.toContain('service-webhooks-dev-token');
+    } finally {
+      await otherPage.close();
+      other.close();
+    }
+  });
+});
