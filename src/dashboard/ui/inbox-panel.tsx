@@ -150,7 +150,9 @@ export function InboxPanel(props: {
                   <tr>
                     <th scope="col">Id</th>
                     <th scope="col">Event type</th>
-                    <th scope="col">Event id</th>
+                    <th scope="col" class="col-event-id">
+                      Event id
+                    </th>
                     <th scope="col">Attempts</th>
                     <th scope="col">Failed at</th>
                     <th scope="col">Error</th>
@@ -164,7 +166,7 @@ export function InboxPanel(props: {
                     <tr key={letter.jobId} data-testid="dead-letter-row">
                       <td class="mono">{letter.jobId}</td>
                       <td>{letter.eventType}</td>
-                      <td class="mono" title={letter.eventId}>
+                      <td class="mono col-event-id" title={letter.eventId}>
                         {shortId(letter.eventId)}
                       </td>
                       <td>{letter.attempts}</td>
