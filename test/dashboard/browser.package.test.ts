@@ -198,7 +198,6 @@ describe('service-webhooks dev in Chromium', () => {
     await text(row, /attempt 2 of 4 in \d+ s/);
     await attribute(row.getByTestId('attempt').nth(1), 'data-status-code', '200', 15_000);
     await attribute(row, 'data-status', 'succeeded');
-    await screenshot('dashboard');
   });
 
   it("shows the receiver's side of each attempt: the handler's error and its stack", async () => {
@@ -206,7 +205,6 @@ describe('service-webhooks dev in Chromium', () => {
     const detail = page.getByTestId('delivery-detail');
     await text(detail, 'boom on the first attempt', 10_000);
     await text(detail, /HandlerFailedError/);
-    await screenshot('dashboard-detail');
   });
 
   it('replays the event as it was: the receiver answers it as a duplicate', async () => {
@@ -247,7 +245,26 @@ describe('service-webhooks dev in Chromium', () => {
     expect(inboxHandled).toHaveLength(1);
   });
 
-  it('reads the same in dark mode', async () => {
+  it('sends the cases a receiver must refuse, each once: a forged signature, a stale created, two copies at once', async () => {
+    await page.getByRole('button', { name: 'Send forged signature' }).click();
+    const forged = page.locator('[data-testid="delivery-row"][data-label="forged_signature"]').first();
+    await attribute(forged.getByTestId('attempt').first(), 'data-status-code', '401');
+    await text(forged, /failed \(not retried\)/);
+    await page.getByRole('button', { name: 'Send with stale created' }).click();
+    const stale = page.locator('[data-testid="delivery-row"][data-label="stale_created"]').first();
+    await attribute(stale.getByTestId('attempt').first(), 'data-status-code', '400');
+    await page.getByRole('button', { name: 'Send two concurrent copies' }).click();
+    const copies = page.locator('[data-testid="delivery-row"][data-label="concurrent_copy"]');
+    await count(copies, 2);
+    await attribute(copies.nth(0), 'data-status', 'succeeded', 15_000);
+    await attribute(copies.nth(1), 'data-status', 'succeeded', 15_000);
+  });
+
+  it('reads in light and dark mode (the screenshots of the docs)', async () => {
+    await page.locator('[data-testid="delivery-row"][data-label="sent"]').last().click();
+    await text(page.getByTestId('delivery-detail'), 'boom on the first attempt');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await screenshot('dashboard');
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot('dashboard-dark');
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);

@@ -189,14 +189,6 @@ function App() {
             )}
           </p>
         )}
-        {state && (
-          <div class={`top-grid${state.inbox ? ' with-inbox' : ''}`}>
-            <SendPanel state={state} edit={edit} notify={notify} onSent={apply} reloadState={loadState} />
-            {state.inbox && (
-              <InboxPanel engine={state.inbox} view={inbox} notify={notify} reload={reloadInbox} />
-            )}
-          </div>
-        )}
         <div class={`work-grid${current && state ? ' with-detail' : ''}`}>
           <DeliveriesList
             order={deliveries.order}
@@ -233,6 +225,14 @@ function App() {
             </section>
           )}
         </div>
+        {state && (
+          <div class={`top-grid${state.inbox ? ' with-inbox' : ''}`}>
+            <SendPanel state={state} edit={edit} notify={notify} onSent={apply} reloadState={loadState} />
+            {state.inbox && (
+              <InboxPanel engine={state.inbox} view={inbox} notify={notify} reload={reloadInbox} />
+            )}
+          </div>
+        )}
       </main>
     </>
   );
