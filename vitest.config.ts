@@ -56,9 +56,10 @@ export const INTEGRATION_TESTS = [
 const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 
 /**
- * The integration tier's longest files check what no Node line changes: the store checker's model runs
- * (each store against its server's semantics, about 90 s together) and the SIGKILL runs (thousands of
- * events through worker processes killed one after another, per engine, about 80 s together).
+ * The longest files of the integration and package tiers check what no Node line changes: the store
+ * checker's model runs (each store against its server's semantics, about 90 s together), the SIGKILL
+ * runs (thousands of events through worker processes killed one after another, per engine, about 80 s
+ * together) and the dashboard in Chromium (about 20 s).
  * `.ci/run` runs them once, on the oldest line, and sets `SKIP_LINE_INDEPENDENT=1` for the others,
  * where every engine's and store's other tests still run. An environment variable, because vitest's
  * `--exclude` on the command line does not reach a project's own `exclude`.

@@ -26,8 +26,9 @@ Options:
                          the last run, else a new whsec_…; see --print-secret)
   --print-secret         print the secret at start (otherwise only its last four characters)
   --port PORT            port of the dashboard and the sandbox API (default 4010; 0 picks a free one)
-  --host HOST            address to listen on (default 127.0.0.1; anything else exposes the dashboard,
-                         which can send events, to your network)
+  --host HOST            address to listen on (default 127.0.0.1; anything else exposes the sandbox to
+                         your network; the dashboard still answers only requests for 127.0.0.1,
+                         localhost or HOST itself)
   --time-scale FACTOR    multiply the retry delays, e.g. 0.01 for ${SENDER_SCHEDULE.retryDelaysSeconds.map((s) => s / 100).join(', ')} s (default 1)
   --attempt-timeout SEC  timeout of one attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, not scaled)
   --data FILE            keep the history in FILE (default: node_modules/.cache/service-webhooks/dev.json

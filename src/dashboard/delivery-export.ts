@@ -55,9 +55,7 @@ export function fixtureFile(delivery: DevDelivery): ExportedFile {
  */
 export function testFile(delivery: DevDelivery): ExportedFile {
   const seen = delivery.attempts.map((attempt) => `//   attempt ${attempt.attempt}: ${answerOf(attempt)}`);
-  const event = JSON.stringify({ ...delivery.event, pending_webhooks: 1 }, null, 2)
-    .split('\n')
-    .join('\n');
+  const event = JSON.stringify({ ...delivery.event, pending_webhooks: 1 }, null, 2);
   const text = `// A ${delivery.event_type} delivery exported by \`service-webhooks dev\`.
 // What the receiver answered then:
 ${seen.length > 0 ? seen.join('\n') : '//   (no attempt yet)'}

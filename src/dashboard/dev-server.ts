@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { EVENT_TYPES, type InboxAdmin, SENDER_SCHEDULE } from 'service-webhooks/core';
-import { DEV_TOKEN_HEADER } from '../dev/report.js';
 import type { Account } from '../sandbox/account.js';
 import { keyAccount } from '../sandbox/api-keys.js';
 import { sendJson } from '../sandbox/http-io.js';
@@ -217,5 +216,3 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     },
   };
 }
-
-export { DEV_TOKEN_HEADER };

@@ -6,6 +6,8 @@ const WAIT_MS = 10_000;
 /** Slack between the sender's and the receiver's clocks and the answer's way back: same machine. */
 const EARLY_MS = 1_000;
 const LATE_MS = 5_000;
+/** Reports kept waiting at most: an inbox worker's runs, which no attempt matches, must not pile up. */
+const MAX_WAITING = 1_000;
 
 /**
  * Joins what a receiver's `devReporter` says to the attempt it speaks of. Nothing in a delivery names
@@ -23,7 +25,10 @@ export class ReportJoiner {
    */
   add(report: ReceiverReport, deliveries: Iterable<Delivery>): Delivery | undefined {
     const joined = this.#join(report, deliveries);
-    if (joined === undefined) this.#waiting.push({ report, until: Date.now() + WAIT_MS });
+    if (joined === undefined) {
+      this.#waiting.push({ report, until: Date.now() + WAIT_MS });
+      if (this.#waiting.length > MAX_WAITING) this.#waiting.shift();
+    }
     return joined;
   }
 
