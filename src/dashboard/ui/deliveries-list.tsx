@@ -124,7 +124,7 @@ export function DeliveriesList(props: {
         <span class="col-state">State</span>
       </div>
       {order.length === 0 ? (
-        <p class="empty">{loading ? 'Loading deliveries…' : 'No deliveries yet. Send an event above.'}</p>
+        <p class="empty">{loading ? 'Loading deliveries…' : 'No deliveries yet. Send an event below.'}</p>
       ) : (
         <ol class="deliveries" aria-label="Deliveries, newest first">
           {order.map((id) => {
