@@ -5,10 +5,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
 import { DEV_API_KEY, type DevServer, startDevServer } from '../dashboard/dev-server.js';
-import { DataFileError } from '../sandbox/index.js';
 import { type Flags, type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
 import { ENGINES, inboxAddress, type OpenedAdmin, openInboxAdmin, redactUrl } from './inbox-engines.js';
+import { startupFailure, timestamp } from './startup-failure.js';
 import { untilStopped } from './until-stopped.js';
 
 /** `service-webhooks dev --help`. */
@@ -157,24 +157,15 @@ export async function runDev(
       inbox: inbox?.admin,
       // The attempts, as the sandbox prints them; the page's own requests would drown them.
       log: (line) => {
-        if (line.startsWith('delivery ')) io.out(`[${new Date().toISOString().slice(11, 23)}] ${line}`);
+        if (line.startsWith('delivery ')) io.out(`[${timestamp()}] ${line}`);
       },
     });
   } catch (error) {
     await inbox?.close();
-    if (error instanceof DataFileError) {
-      io.err(error.message);
-      return 1;
-    }
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      io.err(`Port ${port} on ${host} is in use; pass --port with another port (0 picks a free one).`);
-      return 1;
-    }
-    if (error instanceof Error && error.message.startsWith("The dashboard's page is missing")) {
-      io.err(error.message);
-      return 1;
-    }
-    throw error;
+    const message = startupFailure(error, port, host);
+    if (message === undefined) throw error;
+    io.err(message);
+    return 1;
   }
   const secretShown =
     flags['print-secret'] === true ? dev.secret : `…${dev.secret.slice(-4)} (--print-secret shows it)`;

@@ -1,14 +1,8 @@
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
-import {
-  checkClient,
-  DataFileError,
-  isTestKey,
-  type OAuthClient,
-  type Sandbox,
-  startSandbox,
-} from '../sandbox/index.js';
+import { checkClient, isTestKey, type OAuthClient, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
+import { startupFailure, timestamp } from './startup-failure.js';
 import { untilStopped } from './until-stopped.js';
 
 const ABOUT = wrap(`A local stand-in for the service's sandbox API (/v1): users, projects, a payment
@@ -50,10 +44,6 @@ OAuth 2.0 (authorization server on the same address: /oauth/authorize, /oauth/to
 
 Sandbox-only endpoints: POST /v1/sandbox/payments {"outcome":"succeeded|failed|refunded"},
 GET /v1/sandbox/deliveries (every delivery and its attempts; free of rate limit).`;
-
-function timestamp(): string {
-  return new Date().toISOString().slice(11, 23);
-}
 
 /**
  * Read `--oauth-client ID:SECRET:REDIRECT_URI[,REDIRECT_URI…]`. The id and the secret end at the
@@ -153,15 +143,10 @@ export async function runSandbox(argv: readonly string[], io: Io, stop?: AbortSi
       log: (line) => io.out(`[${timestamp()}] ${line}`),
     });
   } catch (error) {
-    if (error instanceof DataFileError) {
-      io.err(error.message);
-      return 1;
-    }
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      io.err(`Port ${port} on ${host} is in use; pass --port with another port (0 picks a free one).`);
-      return 1;
-    }
-    throw error;
+    const message = startupFailure(error, port, host);
+    if (message === undefined) throw error;
+    io.err(message);
+    return 1;
   }
   // One write: a process reading the banner (a test, a supervisor) sees all of it once it sees a line.
   io.out(

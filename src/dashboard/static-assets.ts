@@ -13,6 +13,22 @@ const TYPES: Readonly<Record<string, string>> = {
   'app.css': 'text/css; charset=utf-8',
 };
 
+/**
+ * The dashboard's built page is not where the CLI looks for it: a clone of the repository that was
+ * never built. Its message says what to run.
+ *
+ * @example
+ * ```ts
+ * await StaticAssets.load('dist/dashboard', token).catch((error) => {
+ *   if (error instanceof DashboardPageMissingError) console.error(error.message);
+ * });
+ * ```
+ */
+export class DashboardPageMissingError extends Error {
+  override name = 'DashboardPageMissingError';
+  readonly code = 'dashboard_page_missing';
+}
+
 interface Asset {
   readonly type: string;
   readonly raw: Buffer;
@@ -57,7 +73,7 @@ export class StaticAssets {
       try {
         raw = await readFile(join(folder, name));
       } catch (error) {
-        throw new Error(
+        throw new DashboardPageMissingError(
           `The dashboard's page is missing (${join(folder, name)}: ${(error as NodeJS.ErrnoException).code}); from a clone of the repository, run npm run build first.`,
         );
       }

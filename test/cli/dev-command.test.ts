@@ -4,7 +4,7 @@
  * dashboard itself is tested in test/dashboard (its server) and test/dashboard/browser.package.test.ts
  * (the page, in Chromium).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,15 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/args.js';
 import { DEV_HELP, defaultDataFile, runDev } from '../../src/cli/dev-command.js';
 import { run } from '../../src/cli/run.js';
+import { writeStandInPage } from '../dashboard/support.js';
 
 let directory: string;
 let assets: string;
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'dev-command-'));
-  assets = join(directory, 'assets');
-  await mkdir(assets);
-  for (const name of ['index.html', 'app.js', 'app.css']) await writeFile(join(assets, name), '');
+  assets = await writeStandInPage(join(directory, 'assets'));
 });
 
 afterAll(async () => {

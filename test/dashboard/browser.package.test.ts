@@ -24,7 +24,7 @@ import { createWebhooks } from 'service-webhooks';
 import { bullmqInbox, inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
 import { devReporter } from 'service-webhooks/dev';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuiltCli } from '../cli/support.js';
 import { repoPath } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
@@ -183,6 +183,11 @@ beforeAll(async () => {
   await page.goto(dashboard);
   await text(page.getByTestId('stream-state'), /live/i, 15_000);
 }, 120_000);
+
+// A failure says what the dev command logged (each attempt and its answer): the page alone cannot.
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') console.error(`service-webhooks dev printed:\n${dev?.output()}`);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -493,6 +498,9 @@ describe('service-webhooks dev with a full history', () => {
       console.info(
         `[dashboard] 1,000 rows listed ${Math.round(loadMs)} ms after navigation; over 10 sends, median (max): click to row ${Math.round(median(sends.map((x) => x.rowMs)))} (${Math.round(Math.max(...sends.map((x) => x.rowMs)))}) ms, click to 200 ${Math.round(median(sends.map((x) => x.acknowledgedMs)))} (${Math.round(Math.max(...sends.map((x) => x.acknowledgedMs)))}) ms, attempt recorded to 200 on the page ${median(shown)} (${Math.max(...shown)}) ms`,
       );
+    } catch (error) {
+      console.error(`service-webhooks dev (full history) printed:\n${full.output()}`);
+      throw error;
     } finally {
       await fullPage.close();
       await full.stop();

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,21 +13,11 @@ import {
   settled,
   startReceiver,
   type TestReceiver,
+  writeStandInPage,
 } from './support.js';
 
 const SECRET = 'whsec_dashboard_test_secret';
 const TOKEN = 'a-test-token-of-some-length';
-
-/** A stand-in for the built page (the browser tests, in the package tier, serve the real one). */
-async function fakeAssets(folder: string): Promise<string> {
-  await writeFile(
-    join(folder, 'index.html'),
-    '<!doctype html><meta name="service-webhooks-dev-token" content="__SERVICE_WEBHOOKS_DEV_TOKEN__"><script type="module" src="/app.js"></script>',
-  );
-  await writeFile(join(folder, 'app.js'), 'export {};');
-  await writeFile(join(folder, 'app.css'), 'body{}');
-  return folder;
-}
 
 /** A request with headers fetch will not let a test set (`Host`), as a rebinding page's would arrive. */
 function raw(
@@ -76,7 +66,7 @@ beforeAll(async () => {
     secret: SECRET,
     port: 0,
     timeScale: 0.001,
-    assetsFolder: await fakeAssets(folder),
+    assetsFolder: await writeStandInPage(folder),
     token: TOKEN,
   });
   stream = await openStream(dev.url, TOKEN);

@@ -5,13 +5,20 @@
  * `.temp` folder the project's own test runs skip.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevDelivery } from '../../src/dashboard/api-types.js';
 import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
 import { repoPath } from '../support/paths.js';
-import { devApi, openStream, settled, startReceiver, type TestReceiver } from './support.js';
+import {
+  devApi,
+  openStream,
+  settled,
+  startReceiver,
+  type TestReceiver,
+  writeStandInPage,
+} from './support.js';
 
 const TOKEN = 'exported-test-token';
 const folder = repoPath('test', 'dashboard', '.temp', `exported-${process.pid}`);
@@ -19,8 +26,7 @@ let receiver: TestReceiver;
 let dev: DevServer;
 
 beforeAll(async () => {
-  await mkdir(folder, { recursive: true });
-  for (const name of ['index.html', 'app.js', 'app.css']) await writeFile(join(folder, name), '');
+  await writeStandInPage(folder);
   receiver = await startReceiver('whsec_exported_test');
   dev = await startDevServer({
     forward: receiver.url,

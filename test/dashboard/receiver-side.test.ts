@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeliveryRecord, WebhookLogger } from 'service-webhooks';
@@ -13,6 +13,7 @@ import {
   settled,
   startReceiver,
   type TestReceiver,
+  writeStandInPage,
 } from './support.js';
 
 const SECRET = 'whsec_receiver_side_secret';
@@ -34,13 +35,7 @@ let stream: StreamReader;
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'dev-receiver-side-'));
-  for (const [name, text] of [
-    ['index.html', '<meta content="__SERVICE_WEBHOOKS_DEV_TOKEN__">'],
-    ['app.js', ''],
-    ['app.css', ''],
-  ] as const) {
-    await writeFile(join(folder, name), text);
-  }
+  await writeStandInPage(folder);
   receiver = await startReceiver(SECRET, relay);
   dev = await startDevServer({
     forward: receiver.url,

@@ -1,10 +1,27 @@
 /** What the dashboard's tests share: a real receiver, the dashboard's API with its token, its event stream. */
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createWebhooks, type WebhookLogger, type Webhooks } from 'service-webhooks';
 import { nodeHandler } from 'service-webhooks/node';
 import type { DashboardEvent, DevDelivery } from '../../src/dashboard/api-types.js';
 import { DEV_TOKEN_HEADER } from '../../src/dev/report.js';
+
+/**
+ * A stand-in for the built page in `folder` (index.html with the token's placeholder, app.js, app.css),
+ * for the server's tests, which need none of the page; the browser test serves the real one.
+ */
+export async function writeStandInPage(folder: string): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, 'index.html'),
+    '<!doctype html><meta name="service-webhooks-dev-token" content="__SERVICE_WEBHOOKS_DEV_TOKEN__"><script type="module" src="/app.js"></script>',
+  );
+  await writeFile(join(folder, 'app.js'), 'export {};');
+  await writeFile(join(folder, 'app.css'), 'body{}');
+  return folder;
+}
 
 /** A receiver on node:http whose handlers fail the first attempt of each event listed in `failOnce`. */
 export interface TestReceiver {

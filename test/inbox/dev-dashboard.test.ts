@@ -4,7 +4,7 @@
  * figures and the dead letters, streams them, and shows, replays and removes them through the same
  * admin the CLI's `inbox` command uses.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooks, type DeadLetter } from 'service-webhooks';
@@ -13,7 +13,7 @@ import { RedisStore } from 'service-webhooks/redis';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { DevDelivery, InboxView } from '../../src/dashboard/api-types.js';
 import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
-import { devApi, openStream, settled } from '../dashboard/support.js';
+import { devApi, openStream, settled, writeStandInPage } from '../dashboard/support.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { type Door, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
 
@@ -50,7 +50,7 @@ beforeAll(async () => {
   await worker.waitUntilReady();
   const admin = inboxAdmin({ connection: redis.url, queueName });
   folder = await mkdtemp(join(tmpdir(), 'dev-inbox-'));
-  for (const name of ['index.html', 'app.js', 'app.css']) await writeFile(join(folder, name), '');
+  await writeStandInPage(folder);
   dev = await startDevServer({
     forward: door.url,
     secret: SECRET,
