@@ -78,6 +78,12 @@ export interface DevDelivery {
   readonly next_attempt: number | null;
   /** An attempt is on its way to the receiver now. */
   readonly in_flight: boolean;
+  /**
+   * Grows with each change of the delivery (an attempt leaving, ending, a report joining it). The answer
+   * to `POST /send` and the stream race each other: a page keeps the copy with the higher revision, so
+   * a late answer never puts back a state the stream has already moved past.
+   */
+  readonly revision: number;
   /** The event as sent (the body of each attempt, but for `pending_webhooks`). */
   readonly event: Record<string, unknown>;
   readonly attempts: readonly DevAttempt[];

@@ -1,130 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DeadLetterError, EVENT_TYPES, type InboxAdmin, isKnownEventType } from 'service-webhooks/core';
-import { createTestEvent } from 'service-webhooks/testing';
+import { DeadLetterError, EVENT_TYPES, type InboxAdmin } from 'service-webhooks/core';
 import type { ReceiverReport, ReportBatch } from '../dev/report.js';
-import type { Account } from '../sandbox/account.js';
 import { ApiError } from '../sandbox/api-errors.js';
-import type { DeliveryScheduler } from '../sandbox/delivery-scheduler.js';
 import { readJsonBody, sendJson } from '../sandbox/http-io.js';
-import type { Delivery, WebhookRegistration } from '../sandbox/index.js';
-import type { DashboardState, DevDelivery, InboxView, SendRequest } from './api-types.js';
+import type { Delivery } from '../sandbox/index.js';
+import type { InboxView } from './api-types.js';
+import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
 import { fixtureFile, testFile } from './delivery-export.js';
-import type { EventStream } from './event-stream.js';
-import type { ReportJoiner } from './report-join.js';
-
-/** An answer the API refuses with, as `{ error: { code, message } }`. */
-export class DashboardApiError extends Error {
-  override name = 'DashboardApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** What the API works on: the dev account, its registration, the scheduler, the stream. */
-export interface DashboardContext {
-  readonly account: Account;
-  readonly registration: () => WebhookRegistration;
-  readonly scheduler: DeliveryScheduler;
-  readonly stream: EventStream;
-  readonly joiner: ReportJoiner;
-  readonly inbox: InboxAdmin | undefined;
-  readonly state: () => Omit<DashboardState, 'samples' | 'event_types'>;
-  readonly view: (delivery: Delivery) => DevDelivery;
-  readonly reported: (at: string) => void;
-  /** The samples `GET /state` handed out, by event id, as JSON. */
-  readonly issuedSamples: Map<string, string>;
-}
+import { isObject, samples, send } from './send-cases.js';
 
 /** How many dead letters the inbox panel lists. */
 const DEAD_LETTER_PAGE = 50;
-/** How old `created` is in the `stale_created` case: two days, past any sensible tolerance. */
-const STALE_SECONDS = 2 * 24 * 3600;
-const CASES = ['sent', 'forged_signature', 'stale_created', 'concurrent_copies'] as const;
-
-/** How many handed-out samples are remembered, to tell a sample sent as it was from an edited one. */
-const ISSUED_SAMPLES = 100;
-
-function samples(issued: Map<string, string>): Record<string, Record<string, unknown>> {
-  const made = EVENT_TYPES.map(
-    (type) => createTestEvent(type, { livemode: false }) as unknown as Record<string, unknown>,
-  );
-  for (const sample of made) {
-    issued.set(sample.id as string, JSON.stringify(sample));
-    if (issued.size > ISSUED_SAMPLES) issued.delete(issued.keys().next().value!);
-  }
-  return Object.fromEntries(made.map((sample) => [sample.type, sample]));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-// The page may send anything it was edited into; the receiver is what judges it, so only what the
-// sandbox itself needs (an id to deduplicate by, a type to label the row) is required.
-function eventOf(request: SendRequest): Record<string, unknown> & { id: string; type: string } {
-  if (request.event !== undefined) {
-    const event = request.event;
-    if (!isObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
-      throw new DashboardApiError(
-        400,
-        'invalid_event',
-        'The event must be a JSON object with a string id and type.',
-      );
-    }
-    return event as Record<string, unknown> & { id: string; type: string };
-  }
-  const type = request.type;
-  if (typeof type !== 'string' || !isKnownEventType(type)) {
-    throw new DashboardApiError(400, 'invalid_type', `type must be one of ${EVENT_TYPES.join(', ')}.`);
-  }
-  return createTestEvent(type, { livemode: false }) as unknown as Record<string, unknown> & {
-    id: string;
-    type: string;
-  };
-}
-
-function send(context: DashboardContext, body: unknown): Delivery[] {
-  if (!isObject(body)) throw new DashboardApiError(400, 'invalid_request', 'The body must be a JSON object.');
-  const request = body as SendRequest;
-  const sendCase = request.case ?? 'sent';
-  if (!(CASES as readonly string[]).includes(sendCase)) {
-    throw new DashboardApiError(400, 'invalid_case', `case must be one of ${CASES.join(', ')}.`);
-  }
-  let event = eventOf(request);
-  const { account, scheduler } = context;
-  const registration = context.registration();
-  // The sandbox's events are typed; an edited one may be anything, which is the point of editing it.
-  const dispatch = (how: Parameters<DeliveryScheduler['deliverTo']>[3]) =>
-    scheduler.deliverTo(account, registration, event as never, how);
-  switch (sendCase) {
-    case 'forged_signature':
-      return [dispatch({ label: 'forged_signature', retried: false, forged: true })];
-    case 'stale_created':
-      event = { ...event, created: Math.floor(Date.now() / 1000) - STALE_SECONDS };
-      return [dispatch({ label: 'stale_created', retried: false })];
-    case 'concurrent_copies':
-      // Both leave on the same tick: the receiver sees two copies of one event in flight at once.
-      return [dispatch({ label: 'concurrent_copy' }), dispatch({ label: 'concurrent_copy' })];
-    default:
-      return [dispatch({ label: request.event === undefined ? 'sent' : labelOf(context, event) })];
-  }
-}
-
-/**
- * `sent` for a sample sent as it was handed out, `replay` for a delivered event sent unchanged (its
- * detail's "Edit and resend", not edited), `edited` for anything else.
- */
-function labelOf(context: DashboardContext, event: { id: string }): string {
-  const text = JSON.stringify(event);
-  for (const delivery of context.account.deliveries.values()) {
-    if (delivery.event_id === event.id && JSON.stringify(delivery.event) === text) return 'replay';
-  }
-  return context.issuedSamples.get(event.id) === text ? 'sent' : 'edited';
-}
 
 function replay(context: DashboardContext, id: string): Delivery[] {
   const original = context.account.deliveries.get(id);
@@ -237,7 +123,7 @@ export async function answerApi(
         const records = checkReports(await readJsonBody(request));
         for (const record of records) {
           const joined = context.joiner.add(record, [...context.account.deliveries.values()].reverse());
-          if (joined !== undefined) context.stream.send({ type: 'delivery', data: context.view(joined) });
+          if (joined !== undefined) context.changed(joined);
           context.reported(record.at);
         }
         if (records.length > 0) context.account.changed();

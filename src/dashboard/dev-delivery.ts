@@ -15,7 +15,12 @@ const LABELS: readonly DeliveryLabel[] = [
  * A sandbox delivery as the page shows it. Deliveries made through the sandbox's API (creating a user
  * with a test key, say) carry no label: they are `api`.
  */
-export function toDevDelivery(delivery: Delivery, url: string, sending: boolean): DevDelivery {
+export function toDevDelivery(
+  delivery: Delivery,
+  url: string,
+  sending: boolean,
+  revision: number,
+): DevDelivery {
   const label = (LABELS as readonly string[]).includes(delivery.label ?? '')
     ? (delivery.label as DeliveryLabel)
     : 'api';
@@ -30,6 +35,7 @@ export function toDevDelivery(delivery: Delivery, url: string, sending: boolean)
     next_attempt_at: delivery.next_attempt_at,
     next_attempt: delivery.status === 'pending' ? delivery.attempts.length + 1 : null,
     in_flight: sending,
+    revision,
     event: delivery.event as unknown as Record<string, unknown>,
     attempts: delivery.attempts.map((attempt) => ({
       attempt: attempt.attempt,

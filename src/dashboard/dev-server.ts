@@ -5,7 +5,8 @@ import { keyAccount } from '../sandbox/api-keys.js';
 import { sendJson } from '../sandbox/http-io.js';
 import { newId } from '../sandbox/ids.js';
 import { type Delivery, type Sandbox, startSandbox, type WebhookRegistration } from '../sandbox/index.js';
-import { answerApi, type DashboardContext } from './dashboard-api.js';
+import { answerApi } from './dashboard-api.js';
+import type { DashboardContext } from './dashboard-context.js';
 import { toDevDelivery } from './dev-delivery.js';
 import { EventStream } from './event-stream.js';
 import { ReportJoiner } from './report-join.js';
@@ -98,12 +99,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const host = options.host ?? '127.0.0.1';
   const extraHosts = ['127.0.0.1', 'localhost', '::1', '0.0.0.0', '::'].includes(host) ? [] : [host];
 
+  const revisions = new Map<string, number>();
   const view = (delivery: Delivery) =>
     toDevDelivery(
       delivery,
       context?.account.webhooks.get(delivery.webhook_id)?.url ?? options.forward,
       sandbox.internals.scheduler.isSending(delivery.id),
+      revisions.get(delivery.id) ?? 0,
     );
+  // Each change of a delivery is a new revision (see DevDelivery.revision), sent to the pages at once.
+  const changed = (delivery: Delivery) => {
+    revisions.set(delivery.id, (revisions.get(delivery.id) ?? 0) + 1);
+    const limit = options.historyLimit ?? 1000;
+    if (revisions.size > 2 * limit && context !== undefined) {
+      for (const id of revisions.keys()) if (!context.account.deliveries.has(id)) revisions.delete(id);
+    }
+    stream.send({ type: 'delivery', data: view(delivery) });
+  };
 
   const sandbox: Sandbox = await startSandbox({
     port,
@@ -118,7 +130,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     onDeliveryChange(account, delivery) {
       if (context === undefined || account !== context.account) return;
       joiner.attemptRecorded(delivery);
-      stream.send({ type: 'delivery', data: view(delivery) });
+      changed(delivery);
     },
     mount(request, response, url) {
       const isApi = url.pathname.startsWith('/_dev/api/');
@@ -152,6 +164,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     joiner,
     inbox: options.inbox,
     view,
+    changed,
     issuedSamples: new Map(),
     reported(at) {
       const first = lastReportAt === null;

@@ -461,7 +461,10 @@ describe('service-webhooks dev with a full history', () => {
                   });
                   watch.observe(list, { subtree: true, childList: true, attributes: true });
                   setTimeout(() => reject(new Error('no acknowledged row within 15 s')), 15_000);
-                  send.click();
+                  // The button is disabled while the previous send's answer is on its way, which the
+                  // stream may overtake: click once it is enabled again.
+                  const click = () => (send.disabled ? setTimeout(click, 5) : send.click());
+                  click();
                 },
               ),
           ),

@@ -102,6 +102,12 @@ describe('service-webhooks dev: deliveries, live', () => {
     const done = await stream.next(settled(made!.id, 'succeeded'));
     const delivery = done.type === 'delivery' ? done.data : undefined;
     expect(delivery?.attempts.map((attempt) => attempt.status)).toEqual([500, 200]);
+    // Every change is a new revision: created, sent, answered 500, sent again, answered 200.
+    const revisions = stream.events.flatMap((e) =>
+      e.type === 'delivery' && e.data.id === made!.id ? [e.data.revision] : [],
+    );
+    expect(revisions).toEqual([1, 2, 3, 4, 5]);
+    expect(made!.revision).toBe(1);
     expect(delivery?.next_attempt_at).toBeNull();
     expect(receiver.runs.get(event.id)).toBe(2);
   });

@@ -18,11 +18,15 @@ export function fromList(list: readonly DevDelivery[], limit: number): Deliverie
 }
 
 /**
- * Puts one delivery from the stream in place. A known id keeps its position (only its object changes, so
+ * Puts one delivery from the stream (or an action's answer) in place, unless the page holds a newer copy. A known id keeps its position (only its object changes, so
  * only its row re-renders); a new one goes where its `created_at` belongs, which is the top but for
  * events that arrive out of order.
  */
 export function upsert(current: Deliveries, delivery: DevDelivery, limit: number): Deliveries {
+  // The answer to a send and the stream race: a copy older than the one held is dropped, so the row
+  // never goes back to a state it has left (see DevDelivery.revision).
+  const held = current.byId.get(delivery.id);
+  if (held !== undefined && held.revision > delivery.revision) return current;
   const byId = new Map(current.byId);
   const known = byId.has(delivery.id);
   byId.set(delivery.id, delivery);
