@@ -56,10 +56,13 @@ export const INTEGRATION_TESTS = [
 const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 
 /**
- * The longest files of the integration and package tiers check what no Node line changes: the store
- * checker's model runs (each store against its server's semantics, about 90 s together), the SIGKILL
- * runs (thousands of events through worker processes killed one after another, per engine, about 80 s
- * together) and the dashboard in Chromium (about 20 s).
+ * Files that check what no Node line changes: the store checker's model runs (each store against its
+ * server's semantics, about 90 s together), the SIGKILL runs (thousands of events through worker
+ * processes killed one after another, per engine, about 80 s together), the conformance suites (about
+ * 60 s), TypeScript's verdict on the declarations (tsc 5 and 7 on a consumer project, about 27 s), the
+ * other runtimes (Bun, Deno, workerd run the examples, not Node), the testing library's self-tests
+ * against their zoos of broken stores and engines (about 32 s), and the dashboard in Chromium (about
+ * 20 s).
  * `.ci/run` runs them once, on the oldest line, and sets `SKIP_LINE_INDEPENDENT=1` for the others,
  * where every engine's and store's other tests still run. An environment variable, because vitest's
  * `--exclude` on the command line does not reach a project's own `exclude`.
@@ -67,6 +70,16 @@ const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 const LINE_INDEPENDENT_TESTS = [
   'test/stores/*/model.test.ts',
   'test/{inbox,sqs,pg-boss}/sigkill.test.ts',
+  // The conformance suites: each store's and engine's semantics on its real server, which the
+  // driver merely carries; its behaviour on each Node line (sockets, timers, outages) is what the
+  // faults, multi-process and worker files check, and they run on every line.
+  'test/stores/{redis,dynamodb}/conformance.test.ts',
+  'test/{inbox,sqs,pg-boss}/conformance.test.ts',
+  'test/consumer/typescript.test.ts',
+  'test/types/declaration-merging.package.test.ts',
+  'test/runtimes/**/*.test.ts',
+  'test/opentelemetry/workerd.package.test.ts',
+  'test/testing/{inbox-zoo,store-zoo-real-clock}.test.ts',
   // The dashboard in Chromium: what it checks is the page and the browser's rules (origins, DNS
   // rebinding); the server under it is node:http, whose Node-line behaviour the other tiers cover.
   'test/dashboard/browser.package.test.ts',
@@ -84,7 +97,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...INTEGRATION_TESTS, ...PACKAGE_TESTS],
+          exclude: [
+            ...configDefaults.exclude,
+            ...INTEGRATION_TESTS,
+            ...PACKAGE_TESTS,
+            ...skipLineIndependent,
+          ],
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
           maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import type { DeliveryRecord, WebhookLogger } from 'service-webhooks/core';
+import { ConfigurationError, type DeliveryRecord, type WebhookLogger } from 'service-webhooks/core';
 import {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,
@@ -113,9 +113,10 @@ const NO_OP: DevReporter = Object.freeze({
  *   alive. A dashboard that is down or refuses the token never throws into the receiver: it is said once
  *   on stderr, and that batch is dropped.
  *
- * @throws TypeError when an option is malformed (an address that is not an http(s) URL, a
- * `flushIntervalMs` that is not a positive number, a `maxQueued` that is not a positive whole number,
- * a `logger` without `info`, `warn` and `error`).
+ * @throws ConfigurationError (code `invalid_configuration`), as every option check of the package
+ * does, when an option is malformed: an address that is not an http(s) URL, a `flushIntervalMs` that
+ * is not a positive number, a `maxQueued` that is not a positive whole number, a `logger` without
+ * `info`, `warn` and `error`.
  *
  * @example
  * ```ts
@@ -127,7 +128,7 @@ const NO_OP: DevReporter = Object.freeze({
  */
 export function devReporter(options: DevReporterOptions = {}): DevReporter {
   if (typeof options !== 'object' || options === null)
-    throw new TypeError(
+    throw new ConfigurationError(
       'devReporter(options) takes an object: { url?, logger?, flushIntervalMs?, maxQueued? }.',
     );
   const { logger } = options;
@@ -139,24 +140,24 @@ export function devReporter(options: DevReporterOptions = {}): DevReporter {
       typeof logger.warn !== 'function' ||
       typeof logger.error !== 'function')
   )
-    throw new TypeError(
+    throw new ConfigurationError(
       'devReporter({ logger }) needs an object with info, warn and error methods (pino, bunyan, console…), or leave it out.',
     );
   const flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
   if (typeof flushIntervalMs !== 'number' || !Number.isFinite(flushIntervalMs) || flushIntervalMs <= 0)
-    throw new TypeError(
+    throw new ConfigurationError(
       `devReporter({ flushIntervalMs }) must be a positive number of milliseconds (got ${String(flushIntervalMs)}); leave it out for ${DEFAULT_FLUSH_INTERVAL_MS}.`,
     );
   const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
   if (typeof maxQueued !== 'number' || !Number.isSafeInteger(maxQueued) || maxQueued < 1)
-    throw new TypeError(
+    throw new ConfigurationError(
       `devReporter({ maxQueued }) must be a whole number of at least 1 (got ${String(maxQueued)}); leave it out for ${DEFAULT_MAX_QUEUED}.`,
     );
 
   const fromOption = options.url !== undefined;
   const raw = fromOption ? options.url : process.env[DEV_URL_ENV];
   if (fromOption && typeof raw !== 'string')
-    throw new TypeError(`devReporter({ url }) must be a string (got ${typeof raw}).`);
+    throw new ConfigurationError(`devReporter({ url }) must be a string (got ${typeof raw}).`);
   const idle: DevReporter = logger ?? NO_OP;
   if (raw === undefined || raw.trim() === '') return idle;
 
@@ -190,12 +191,12 @@ function parseTarget(raw: string, fromOption: boolean): Target {
   try {
     url = new URL(raw);
   } catch {
-    throw new TypeError(
+    throw new ConfigurationError(
       `${where} is not a URL: copy the report address \`service-webhooks dev\` shows (http://127.0.0.1:<port>/_dev/api/report?token=…).`,
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new TypeError(`${where} must be an http:// or https:// URL (got ${url.protocol}).`);
+    throw new ConfigurationError(`${where} must be an http:// or https:// URL (got ${url.protocol}).`);
   const token = url.searchParams.get('token') ?? undefined;
   url.searchParams.delete('token');
   url.username = '';

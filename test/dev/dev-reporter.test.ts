@@ -7,7 +7,12 @@ import { execFile } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createWebhooks, type DeliveryRecord, type WebhookLogger } from 'service-webhooks';
+import {
+  ConfigurationError,
+  createWebhooks,
+  type DeliveryRecord,
+  type WebhookLogger,
+} from 'service-webhooks';
 import {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,
@@ -523,18 +528,18 @@ describe('devReporter options', () => {
     [{ maxQueued: 1.5 }, /maxQueued/],
     [{ logger: {} }, /needs an object with info, warn and error methods/],
     [{ logger: console.log }, /needs an object/],
-  ])('%o throws a TypeError that says what to change', (options, message) => {
-    expect(() => devReporter(options as never)).toThrow(TypeError);
+  ])('%o throws a ConfigurationError that says what to change', (options, message) => {
+    expect(() => devReporter(options as never)).toThrow(ConfigurationError);
     expect(() => devReporter(options as never)).toThrow(message);
   });
 
-  test('a malformed SERVICE_WEBHOOKS_DEV_URL throws a TypeError naming the variable', () => {
+  test('a malformed SERVICE_WEBHOOKS_DEV_URL throws a ConfigurationError naming the variable', () => {
     vi.stubEnv(DEV_URL_ENV, '127.0.0.1:4010/_dev/api/report');
-    expect(() => devReporter()).toThrow(TypeError);
+    expect(() => devReporter()).toThrow(ConfigurationError);
     expect(() => devReporter()).toThrow(/SERVICE_WEBHOOKS_DEV_URL is not a URL/);
   });
 
   test('options are checked even without a URL, so a mistake shows in development and production alike', () => {
-    expect(() => devReporter({ flushIntervalMs: 0 })).toThrow(TypeError);
+    expect(() => devReporter({ flushIntervalMs: 0 })).toThrow(ConfigurationError);
   });
 });
