@@ -124,9 +124,11 @@ export async function answerApi(
         for (const record of records) {
           const joined = context.joiner.add(record, [...context.account.deliveries.values()].reverse());
           if (joined !== undefined) context.changed(joined);
-          context.reported(record.at);
         }
-        if (records.length > 0) context.account.changed();
+        if (records.length > 0) {
+          context.account.changed();
+          context.reported(records.at(-1)!.at);
+        }
         return json(200, { accepted: records.length });
       }
       case 'GET /inbox':

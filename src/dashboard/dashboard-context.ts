@@ -30,6 +30,7 @@ export interface DashboardContext {
   readonly view: (delivery: Delivery) => DevDelivery;
   /** A delivery changed outside the scheduler (a report joined it): a new revision, sent to the pages. */
   readonly changed: (delivery: Delivery) => void;
+  /** A receiver reported: the time of its latest record, for the page's "receiver reporting" sign. */
   readonly reported: (at: string) => void;
   /** The samples `GET /state` handed out, by event id, as JSON. */
   readonly issuedSamples: Map<string, string>;

@@ -167,9 +167,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     changed,
     issuedSamples: new Map(),
     reported(at) {
-      const first = lastReportAt === null;
       lastReportAt = at;
-      if (first || stream.size > 0) stream.send({ type: 'report', data: { at } });
+      stream.send({ type: 'report', data: { at } });
     },
     state: () => ({
       forward: options.forward,

@@ -8,6 +8,7 @@
 import { EVENT_TYPES, isKnownEventType } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
 import type { DeliveryScheduler } from '../sandbox/delivery-scheduler.js';
+import { newId } from '../sandbox/ids.js';
 import type { Delivery } from '../sandbox/index.js';
 import type { SendRequest } from './api-types.js';
 import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
@@ -78,7 +79,11 @@ export function send(context: DashboardContext, body: unknown): Delivery[] {
       event = { ...event, created: Math.floor(Date.now() / 1000) - STALE_SECONDS };
       return [dispatch({ label: 'stale_created', retried: false })];
     case 'concurrent_copies':
-      // Both leave on the same tick: the receiver sees two copies of one event in flight at once.
+      // The race is the point: an event the receiver already handled would come back as two plain
+      // duplicates, so such an event goes out under a fresh id. Both copies leave on the same tick.
+      if ([...account.deliveries.values()].some((delivery) => delivery.event_id === event.id)) {
+        event = { ...event, id: newId('evt') };
+      }
       return [dispatch({ label: 'concurrent_copy' }), dispatch({ label: 'concurrent_copy' })];
     default:
       return [dispatch({ label: request.event === undefined ? 'sent' : labelOf(context, event) })];

@@ -178,6 +178,13 @@ describe('service-webhooks dev: deliveries, live', () => {
     expect(answers.filter((attempt) => attempt.status === 200 && !attempt.duplicate)).toHaveLength(1);
     expect(answers.some((attempt) => attempt.duplicate || attempt.code === 'event_in_progress')).toBe(true);
     expect(receiver.runs.get(made[0]!.event_id)).toBe(1);
+
+    // An event the receiver already handled would only show two duplicates: the copies get a fresh id.
+    const again = await send({ event: made[0]!.event, case: 'concurrent_copies' });
+    expect(again[0]!.event_id).not.toBe(made[0]!.event_id);
+    expect(again[1]!.event_id).toBe(again[0]!.event_id);
+    for (const copy of again) await stream.next(settled(copy.id, 'succeeded'));
+    expect(receiver.runs.get(again[0]!.event_id)).toBe(1);
   });
 
   it('joins what the receiver reports to the attempt it speaks of, and says a receiver reports', async () => {
