@@ -25,6 +25,8 @@ export const PACKAGE_TESTS = [
   'test/examples/**/*.test.ts',
   'test/runtimes/**/*.test.ts',
   'test/adapters/next.test.ts',
+  // The documentation's blocks: compiled against dist/ and run as a reader would run them.
+  'test/docs/**/*.test.ts',
   // The CLI's tests that run the built bin (dist/cli.js); the others drive src/cli in process.
   'test/cli/{cli-usage,end-to-end,fan-out,sandbox-process,send-replay}.test.ts',
 ];
@@ -83,6 +85,8 @@ const LINE_INDEPENDENT_TESTS = [
   // The dashboard in Chromium: what it checks is the page and the browser's rules (origins, DNS
   // rebinding); the server under it is node:http, whose Node-line behaviour the other tiers cover.
   'test/dashboard/browser.package.test.ts',
+  // The docs' snippets and recipes: what they prove is the text, which no Node line changes.
+  'test/docs/**/*.test.ts',
 ];
 const skipLineIndependent = process.env.SKIP_LINE_INDEPENDENT === '1' ? LINE_INDEPENDENT_TESTS : [];
 

@@ -1,0 +1,140 @@
+/**
+ * The docs site (VitePress): pages are docs/**\/*.md, the API reference is generated into docs/api by
+ * TypeDoc from the TSDoc, diagrams are rendered to SVG before the build (scripts/docs/diagrams.mjs),
+ * and llms.txt with a Markdown copy of each page is written after it (scripts/docs/llms.mjs).
+ * `npm run docs:build` runs all of it; `npm run docs:dev` serves it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type DefaultTheme, defineConfig } from 'vitepress';
+import { diagramFileName, diagramTitle } from '../../scripts/docs/diagram-names.mjs';
+import { CUT } from '../../scripts/docs/snippets.mjs';
+
+const REPOSITORY = 'https://github.com/service-webhooks/service-webhooks';
+/** GitHub Pages serves the site under the repository's name; DOCS_BASE=/ for a site of its own. */
+const base = process.env.DOCS_BASE ?? '/service-webhooks/';
+
+const apiSidebarFile = fileURLToPath(new URL('../api/typedoc-sidebar.json', import.meta.url));
+const apiSidebar: DefaultTheme.SidebarItem[] = existsSync(apiSidebarFile)
+  ? JSON.parse(readFileSync(apiSidebarFile, 'utf8'))
+  : [];
+
+const guide: DefaultTheme.SidebarItem[] = [
+  {
+    text: 'Introduction',
+    items: [
+      { text: 'Getting started', link: '/guide/getting-started' },
+      { text: 'How a delivery is answered', link: '/guide/how-it-works' },
+      { text: 'Handlers and types', link: '/guide/handlers-and-types' },
+      { text: 'Validation with schemas', link: '/guide/validation' },
+      { text: 'Options', link: '/guide/options' },
+      { text: 'Status codes', link: '/guide/status-codes' },
+      { text: 'Security', link: '/guide/security' },
+      { text: 'Performance', link: '/guide/performance' },
+    ],
+  },
+  {
+    text: 'Frameworks and runtimes',
+    items: [
+      { text: 'Overview and slow senders', link: '/frameworks/' },
+      { text: 'Express', link: '/frameworks/express' },
+      { text: 'Fastify', link: '/frameworks/fastify' },
+      { text: 'Next.js', link: '/frameworks/nextjs' },
+      { text: 'AWS Lambda', link: '/frameworks/lambda' },
+      { text: 'node:http', link: '/frameworks/node-http' },
+      { text: 'Fetch runtimes (Hono, Bun, Deno, Workers)', link: '/frameworks/fetch-runtimes' },
+    ],
+  },
+  {
+    text: 'Stores',
+    items: [
+      { text: 'Choosing a store', link: '/stores/' },
+      { text: 'Memory', link: '/stores/memory' },
+      { text: 'Redis', link: '/stores/redis' },
+      { text: 'DynamoDB', link: '/stores/dynamodb' },
+      { text: 'PostgreSQL', link: '/stores/postgres' },
+      { text: 'Writing your own store', link: '/stores/custom' },
+    ],
+  },
+  {
+    text: 'Inbox: acknowledge fast, process later',
+    items: [
+      { text: 'How the inbox works', link: '/inbox/' },
+      { text: 'BullMQ', link: '/inbox/bullmq' },
+      { text: 'pg-boss', link: '/inbox/pg-boss' },
+      { text: 'Amazon SQS', link: '/inbox/sqs' },
+      { text: 'Workers and dead letters', link: '/inbox/operations' },
+      { text: 'Your own engine', link: '/inbox/custom-engine' },
+    ],
+  },
+  { text: 'Observability', items: [{ text: 'Logs, traces and metrics', link: '/observability/' }] },
+  {
+    text: 'Tools',
+    items: [
+      { text: 'Local dashboard (dev)', link: '/tools/dev-dashboard' },
+      { text: 'Sandbox of the service', link: '/tools/sandbox' },
+      { text: 'CLI', link: '/tools/cli' },
+    ],
+  },
+  {
+    text: 'Recipes',
+    items: [
+      { text: 'Rotating the secret', link: '/recipes/secret-rotation' },
+      { text: 'Several registrations', link: '/recipes/several-registrations' },
+      { text: 'Testing your handlers', link: '/recipes/testing-handlers' },
+      { text: 'Upgrading', link: '/recipes/upgrading' },
+    ],
+  },
+  { text: 'Project', items: [{ text: 'Contributing', link: '/contributing' }] },
+];
+
+export default defineConfig({
+  title: 'service-webhooks',
+  description:
+    "Receive the service's webhooks safely: verified over the raw bytes, deduplicated by event id, routed to typed handlers.",
+  base,
+  lang: 'en',
+  cleanUrls: false,
+  lastUpdated: false,
+  srcExclude: ['**/node_modules/**', 'package.json'],
+  // A page that links to a page that does not exist fails the build (the link check after it also
+  // checks anchors and repository paths).
+  ignoreDeadLinks: false,
+  head: [['meta', { name: 'theme-color', content: '#3c8772' }]],
+  themeConfig: {
+    nav: [
+      { text: 'Guide', link: '/guide/getting-started' },
+      { text: 'Stores', link: '/stores/' },
+      { text: 'Inbox', link: '/inbox/' },
+      { text: 'API', link: '/api/' },
+      { text: 'Changelog', link: `${REPOSITORY}/blob/main/CHANGELOG.md` },
+    ],
+    sidebar: {
+      '/api/': [{ text: 'API reference', link: '/api/', items: apiSidebar }],
+      '/': guide,
+    },
+    socialLinks: [{ icon: 'github', link: REPOSITORY }],
+    editLink: { pattern: `${REPOSITORY}/edit/main/docs/:path`, text: 'Edit this page' },
+    search: { provider: 'local' },
+    outline: [2, 3],
+  },
+  markdown: {
+    config(md) {
+      const fence = md.renderer.rules.fence!;
+      md.renderer.rules.fence = (tokens, index, options, env, self) => {
+        const token = tokens[index];
+        const lang = token.info.trim().split(/\s+/)[0];
+        if (lang === 'mermaid') {
+          // Rendered to SVG before the build (no diagram library in the reader's browser).
+          const title = diagramTitle(token.content);
+          const src = `${base}diagrams/${diagramFileName(token.content)}`;
+          return `<figure class="diagram"><img src="${src}" alt="${md.utils.escapeHtml(title)}" loading="lazy"></figure>\n`;
+        }
+        const lines = token.content.split('\n');
+        const cut = lines.findIndex((line) => line.trim() === CUT);
+        if (cut !== -1) token.content = lines.slice(cut + 1).join('\n');
+        return fence(tokens, index, options, env, self);
+      };
+    },
+  },
+});

@@ -1,0 +1,114 @@
+/**
+ * `npm run docs:build` (and `docs:dev` with --dev): the docs site from the repository, in this order, each
+ * step failing the whole on an error:
+ * 1. install the site's own tools (docs/package.json, its lockfile) when they are missing or changed, so a
+ *    receiver's `npm install` never carries them;
+ * 2. compile every TypeScript block of the pages against the built package (scripts/docs/check-snippets.mjs);
+ * 3. generate the API reference from the TSDoc into docs/api (TypeDoc, one module per public subpath);
+ * 4. render the diagrams (scripts/docs/diagrams.mjs);
+ * 5. build the site with VitePress (dead page links fail it), then write llms.txt, llms-full.txt and each
+ *    page as Markdown, and check every link, anchors and repository paths included.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { subpaths } from '../../subpaths.mjs';
+import { checkSnippets } from './check-snippets.mjs';
+import { renderDiagrams } from './diagrams.mjs';
+import { checkLinks, REPOSITORY } from './links.mjs';
+import { writeLlmsFiles } from './llms.mjs';
+import { DOCS, ROOT } from './snippets.mjs';
+
+const dev = process.argv.includes('--dev');
+const base = process.env.DOCS_BASE ?? '/service-webhooks/';
+const siteUrl = `https://service-webhooks.github.io${base}`;
+const outDir = join(DOCS, '.vitepress', 'dist');
+const bin = (name) => join(DOCS, 'node_modules', '.bin', name);
+
+const started = performance.now();
+const say = (message) =>
+  console.log(`docs: ${message} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+
+function installTools() {
+  const lock = readFileSync(join(DOCS, 'package-lock.json'));
+  const stamp = join(DOCS, 'node_modules', '.service-webhooks-docs-lock');
+  const hash = createHash('sha256').update(lock).digest('hex');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return false;
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', DOCS], { stdio: 'inherit' });
+  writeFileSync(stamp, hash);
+  return true;
+}
+
+function generateApiReference() {
+  rmSync(join(DOCS, 'api'), { recursive: true, force: true });
+  const options = join(DOCS, '.vitepress', 'cache-typedoc.json');
+  writeFileSync(
+    options,
+    JSON.stringify({
+      entryPoints: Object.values(subpaths).map((source) => join(ROOT, source)),
+      tsconfig: join(ROOT, 'tsconfig.json'),
+      // The program is type-checked by `npm run typecheck`; here only its declarations are read.
+      skipErrorChecking: true,
+      disableGit: true,
+      basePath: ROOT,
+      sourceLinkTemplate: `${REPOSITORY}/blob/main/{path}#L{line}`,
+      plugin: ['typedoc-plugin-markdown', 'typedoc-vitepress-theme'],
+      out: join(DOCS, 'api'),
+      docsRoot: DOCS,
+      readme: 'none',
+      entryFileName: 'index',
+      excludePrivate: true,
+      excludeInternal: true,
+      excludeExternals: true,
+      hidePageHeader: true,
+      useCodeBlocks: true,
+      parametersFormat: 'table',
+      sidebar: { pretty: true },
+      // Each module is named as users import it (`service-webhooks/redis`), not by its source file.
+      name: 'API reference',
+      logLevel: 'Warn',
+      treatWarningsAsErrors: false,
+    }),
+  );
+  execFileSync(bin('typedoc'), ['--options', options], { cwd: ROOT, stdio: 'inherit' });
+  rmSync(options);
+}
+
+const run = (args) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(bin('vitepress'), args, {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, DOCS_BASE: base },
+    });
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`vitepress ${args[0]} exited with ${code}`)),
+    );
+  });
+
+if (installTools()) say('installed the site tools (docs/package-lock.json)');
+if (!dev) {
+  const { blocks, errors } = await checkSnippets();
+  if (errors.length > 0) {
+    for (const { page, line, message } of errors) console.error(`${page}:${line}: ${message}`);
+    throw new Error(`${errors.length} error(s) in the documentation's TypeScript blocks.`);
+  }
+  say(`${blocks} TypeScript blocks compile against the built package`);
+}
+generateApiReference();
+say('API reference generated from the TSDoc');
+const diagrams = await renderDiagrams();
+say(`${diagrams.diagrams} diagrams (${diagrams.rendered} rendered now)`);
+if (dev) {
+  await run(['dev', 'docs']);
+} else {
+  await run(['build', 'docs']);
+  say('site built');
+  const llms = writeLlmsFiles({ outDir, siteUrl });
+  say(`llms.txt, llms-full.txt and ${llms.pages + llms.apiPages} pages as Markdown`);
+  const { links, broken } = checkLinks({ outDir, base });
+  for (const { page, href, reason } of broken) console.error(`${page}: ${href}: ${reason}`);
+  if (broken.length > 0) throw new Error(`${broken.length} broken link(s) of ${links}.`);
+  say(`${links} links checked; the site is in docs/.vitepress/dist`);
+}

@@ -1,0 +1,73 @@
+/**
+ * Check every link of the built site: a page or file under the site's base must exist and, with a
+ * `#fragment`, hold an element of that id (VitePress checks pages, not anchors); a link into this
+ * repository on GitHub (…/blob/main/<path>, …/tree/main/<path>) must name a path that exists in the
+ * checkout. Other external links are not fetched (CI has no network but the registries).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { ROOT } from './snippets.mjs';
+
+export const REPOSITORY = 'https://github.com/service-webhooks/service-webhooks';
+
+const htmlFiles = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return htmlFiles(path);
+    return entry.name.endsWith('.html') ? [path] : [];
+  });
+
+const decode = (text) => text.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+
+/**
+ * @param {{ outDir: string, base: string }} site
+ * @returns {{ links: number, broken: { page: string, href: string, reason: string }[] }}
+ */
+export function checkLinks({ outDir, base }) {
+  const ids = new Map();
+  const idsOf = (file) => {
+    if (!ids.has(file)) {
+      const html = readFileSync(file, 'utf8');
+      ids.set(file, new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((match) => decode(match[1]))));
+    }
+    return ids.get(file);
+  };
+  const broken = [];
+  let links = 0;
+  for (const file of htmlFiles(outDir)) {
+    const html = readFileSync(file, 'utf8');
+    const page = relative(outDir, file).split(sep).join('/');
+    for (const [, raw] of html.matchAll(/\shref="([^"]*)"/g)) {
+      const href = decode(raw);
+      if (href.startsWith(`${REPOSITORY}/blob/main/`) || href.startsWith(`${REPOSITORY}/tree/main/`)) {
+        links++;
+        const path = href.replace(/^.*?\/(?:blob|tree)\/main\//, '').split('#')[0];
+        if (!existsSync(join(ROOT, decodeURIComponent(path)))) {
+          broken.push({ page, href, reason: 'no such path in the repository' });
+        }
+        continue;
+      }
+      if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//')) continue;
+      links++;
+      const [pathPart, fragment] = href.split('#');
+      let target;
+      if (pathPart === '') target = file;
+      else if (pathPart.startsWith('/')) {
+        if (!pathPart.startsWith(base)) {
+          broken.push({ page, href, reason: `outside the site's base ${base}` });
+          continue;
+        }
+        target = join(outDir, decodeURIComponent(pathPart.slice(base.length)));
+      } else target = resolve(dirname(file), decodeURIComponent(pathPart));
+      if (existsSync(target) && statSync(target).isDirectory()) target = join(target, 'index.html');
+      if (!existsSync(target)) {
+        broken.push({ page, href, reason: 'no such page or file' });
+        continue;
+      }
+      if (fragment && target.endsWith('.html') && !idsOf(target).has(decodeURIComponent(fragment))) {
+        broken.push({ page, href, reason: `no element with id "${fragment}"` });
+      }
+    }
+  }
+  return { links, broken };
+}
