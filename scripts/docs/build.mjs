@@ -13,6 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { subpaths } from '../../subpaths.mjs';
 import { checkSnippets } from './check-snippets.mjs';
 import { renderDiagrams } from './diagrams.mjs';
@@ -30,7 +31,7 @@ const started = performance.now();
 const say = (message) =>
   console.log(`docs: ${message} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 
-function installTools() {
+export function installTools() {
   const lock = readFileSync(join(DOCS, 'package-lock.json'));
   const stamp = join(DOCS, 'node_modules', '.service-webhooks-docs-lock');
   const hash = createHash('sha256').update(lock).digest('hex');
@@ -40,7 +41,7 @@ function installTools() {
   return true;
 }
 
-function generateApiReference() {
+export function generateApiReference() {
   rmSync(join(DOCS, 'api'), { recursive: true, force: true });
   const options = join(DOCS, '.vitepress', 'cache-typedoc.json');
   writeFileSync(
@@ -53,7 +54,11 @@ function generateApiReference() {
       disableGit: true,
       basePath: ROOT,
       sourceLinkTemplate: `${REPOSITORY}/blob/main/{path}#L{line}`,
-      plugin: ['typedoc-plugin-markdown', 'typedoc-vitepress-theme'],
+      plugin: [
+        'typedoc-plugin-markdown',
+        'typedoc-vitepress-theme',
+        join(DOCS, '.vitepress', 'typedoc-subpaths.mjs'),
+      ],
       out: join(DOCS, 'api'),
       docsRoot: DOCS,
       readme: 'none',
@@ -87,28 +92,30 @@ const run = (args) =>
     );
   });
 
-if (installTools()) say('installed the site tools (docs/package-lock.json)');
-if (!dev) {
-  const { blocks, errors } = await checkSnippets();
-  if (errors.length > 0) {
-    for (const { page, line, message } of errors) console.error(`${page}:${line}: ${message}`);
-    throw new Error(`${errors.length} error(s) in the documentation's TypeScript blocks.`);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (installTools()) say('installed the site tools (docs/package-lock.json)');
+  if (!dev) {
+    const { blocks, errors } = await checkSnippets();
+    if (errors.length > 0) {
+      for (const { page, line, message } of errors) console.error(`${page}:${line}: ${message}`);
+      throw new Error(`${errors.length} error(s) in the documentation's TypeScript blocks.`);
+    }
+    say(`${blocks} TypeScript blocks compile against the built package`);
   }
-  say(`${blocks} TypeScript blocks compile against the built package`);
-}
-generateApiReference();
-say('API reference generated from the TSDoc');
-const diagrams = await renderDiagrams();
-say(`${diagrams.diagrams} diagrams (${diagrams.rendered} rendered now)`);
-if (dev) {
-  await run(['dev', 'docs']);
-} else {
-  await run(['build', 'docs']);
-  say('site built');
-  const llms = writeLlmsFiles({ outDir, siteUrl });
-  say(`llms.txt, llms-full.txt and ${llms.pages + llms.apiPages} pages as Markdown`);
-  const { links, broken } = checkLinks({ outDir, base });
-  for (const { page, href, reason } of broken) console.error(`${page}: ${href}: ${reason}`);
-  if (broken.length > 0) throw new Error(`${broken.length} broken link(s) of ${links}.`);
-  say(`${links} links checked; the site is in docs/.vitepress/dist`);
+  generateApiReference();
+  say('API reference generated from the TSDoc');
+  const diagrams = await renderDiagrams();
+  say(`${diagrams.diagrams} diagrams (${diagrams.rendered} rendered now)`);
+  if (dev) {
+    await run(['dev', 'docs']);
+  } else {
+    await run(['build', 'docs']);
+    say('site built');
+    const llms = writeLlmsFiles({ outDir, siteUrl });
+    say(`llms.txt, llms-full.txt and ${llms.pages + llms.apiPages} pages as Markdown`);
+    const { links, broken } = checkLinks({ outDir, base });
+    for (const { page, href, reason } of broken) console.error(`${page}: ${href}: ${reason}`);
+    if (broken.length > 0) throw new Error(`${broken.length} broken link(s) of ${links}.`);
+    say(`${links} links checked; the site is in docs/.vitepress/dist`);
+  }
 }

@@ -8,32 +8,31 @@
  * Run on its own: `node scripts/docs/check-snippets.mjs` (after `npm run build`). Exits 1 and prints
  * each error at its page's line when a block does not compile.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { documentationFiles, extractBlocks, ROOT, TYPESCRIPT_LANGUAGES } from './snippets.mjs';
 
-const OUT = join(ROOT, '.docs-snippets', 'check');
-
 /**
- * Type-check the blocks; resolves to the errors found (empty when every block compiles), each with
+ * Type-check the blocks of `pages` (paths from the root, or absolute; by default every page); resolves to the errors found (empty when every block compiles), each with
  * the page and line it points at.
  * @returns {Promise<{ blocks: number, errors: { page: string, line: number, message: string }[] }>}
  */
-export async function checkSnippets() {
+export async function checkSnippets({ pages = documentationFiles() } = {}) {
   if (!existsSync(join(ROOT, 'dist', 'index.d.ts'))) {
     throw new Error('The snippets compile against the built package: run `npm run build` first.');
   }
   const ts = createRequire(join(ROOT, 'package.json'))('typescript');
-  rmSync(OUT, { recursive: true, force: true });
-  mkdirSync(OUT, { recursive: true });
+  // A folder per check, so a test and a docs build running at once never delete each other's files.
+  mkdirSync(join(ROOT, '.docs-snippets'), { recursive: true });
+  const OUT = mkdtempSync(join(ROOT, '.docs-snippets', 'check-'));
   const origins = new Map();
-  for (const page of documentationFiles()) {
-    const blocks = extractBlocks(readFileSync(join(ROOT, page), 'utf8'));
+  for (const page of pages) {
+    const blocks = extractBlocks(readFileSync(isAbsolute(page) ? page : join(ROOT, page), 'utf8'));
     blocks.forEach((block, index) => {
       if (!TYPESCRIPT_LANGUAGES.has(block.lang)) return;
-      const file = join(OUT, `${page.replace(/[/.]/g, '_')}--${index + 1}.ts`);
+      const file = join(OUT, `${page.replace(/^\//, '').replace(/[/.]/g, '_')}--${index + 1}.ts`);
       // `export {}` makes a block without imports a module too, so blocks never share globals.
       writeFileSync(file, `${block.code}\nexport {};\n`);
       origins.set(file, { page, line: block.line });
@@ -59,6 +58,7 @@ export async function checkSnippets() {
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
     return { page: origin.page, line: origin.line + line, message };
   });
+  rmSync(OUT, { recursive: true, force: true });
   return { blocks: origins.size, errors };
 }
 
