@@ -17,13 +17,13 @@ import { pathToFileURL } from 'node:url';
 import { subpaths } from '../../subpaths.mjs';
 import { checkSnippets } from './check-snippets.mjs';
 import { renderDiagrams } from './diagrams.mjs';
-import { checkLinks, REPOSITORY } from './links.mjs';
+import { checkLinks, REPOSITORY, SITE } from './links.mjs';
 import { writeLlmsFiles } from './llms.mjs';
 import { DOCS, ROOT } from './snippets.mjs';
 
 const dev = process.argv.includes('--dev');
 const base = process.env.DOCS_BASE ?? '/service-webhooks/';
-const siteUrl = `https://service-webhooks.github.io${base}`;
+const siteUrl = `${SITE}${base}`;
 const outDir = join(DOCS, '.vitepress', 'dist');
 const bin = (name) => join(DOCS, 'node_modules', '.bin', name);
 

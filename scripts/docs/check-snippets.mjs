@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { documentationFiles, extractBlocks, ROOT, TYPESCRIPT_LANGUAGES } from './snippets.mjs';
+import { CUT, documentationFiles, extractBlocks, ROOT, TYPESCRIPT_LANGUAGES } from './snippets.mjs';
 
 /**
  * Type-check the blocks of `pages` (paths from the root, or absolute; by default every page); resolves to the errors found (empty when every block compiles), each with
@@ -28,10 +28,19 @@ export async function checkSnippets({ pages = documentationFiles() } = {}) {
   mkdirSync(join(ROOT, '.docs-snippets'), { recursive: true });
   const OUT = mkdtempSync(join(ROOT, '.docs-snippets', 'check-'));
   const origins = new Map();
+  const hidden = [];
   for (const page of pages) {
     const blocks = extractBlocks(readFileSync(isAbsolute(page) ? page : join(ROOT, page), 'utf8'));
     blocks.forEach((block, index) => {
       if (!TYPESCRIPT_LANGUAGES.has(block.lang)) return;
+      // GitHub and npm show the README as written: a hidden line would be shown there.
+      if (page === 'README.md' && block.code.split('\n').some((line) => line.trim() === CUT)) {
+        hidden.push({
+          page,
+          line: block.line,
+          message: `The README cannot hide lines (${CUT}): GitHub shows them.`,
+        });
+      }
       const file = join(OUT, `${page.replace(/^\//, '').replace(/[/.]/g, '_')}--${index + 1}.ts`);
       // `export {}` makes a block without imports a module too, so blocks never share globals.
       writeFileSync(file, `${block.code}\nexport {};\n`);
@@ -59,7 +68,7 @@ export async function checkSnippets({ pages = documentationFiles() } = {}) {
     return { page: origin.page, line: origin.line + line, message };
   });
   rmSync(OUT, { recursive: true, force: true });
-  return { blocks: origins.size, errors };
+  return { blocks: origins.size, errors: [...hidden, ...errors] };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

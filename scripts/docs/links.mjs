@@ -69,5 +69,44 @@ export function checkLinks({ outDir, base }) {
       }
     }
   }
+  checkReadmeLinks({ outDir, broken, count: () => links++ });
   return { links, broken };
+}
+
+/** The site's public address, as the README links to it. */
+export const SITE = 'https://service-webhooks.github.io';
+/** The published site, package.json's `homepage`. */
+export const HOMEPAGE = `${SITE}/service-webhooks/`;
+
+/**
+ * The README's links, which GitHub and npm show: a link to the site must reach a built page (and its
+ * anchor), a relative link a path in the checkout, a link into the repository a path that exists.
+ */
+function checkReadmeLinks({ outDir, broken, count }) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  // The README links to the published site (package.json's homepage), whatever base this build has.
+  const siteRoot = HOMEPAGE;
+  for (const [, href] of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+    count();
+    const [pathPart, fragment] = href.split('#');
+    if (href.startsWith(siteRoot)) {
+      let target = join(outDir, decodeURIComponent(pathPart.slice(siteRoot.length)));
+      if (existsSync(target) && statSync(target).isDirectory()) target = join(target, 'index.html');
+      if (!existsSync(target)) broken.push({ page: 'README.md', href, reason: 'no such page on the site' });
+      else if (
+        fragment &&
+        !new Set([...readFileSync(target, 'utf8').matchAll(/\sid="([^"]+)"/g)].map((m) => m[1])).has(fragment)
+      ) {
+        broken.push({ page: 'README.md', href, reason: `no element with id "${fragment}"` });
+      }
+    } else if (href.startsWith(`${REPOSITORY}/blob/main/`) || href.startsWith(`${REPOSITORY}/tree/main/`)) {
+      const path = pathPart.replace(/^.*?\/(?:blob|tree)\/main\//, '');
+      if (!existsSync(join(ROOT, path)))
+        broken.push({ page: 'README.md', href, reason: 'no such path in the repository' });
+    } else if (!/^[a-z][a-z0-9+.-]*:/i.test(href) && pathPart !== '') {
+      if (!existsSync(join(ROOT, decodeURIComponent(pathPart)))) {
+        broken.push({ page: 'README.md', href, reason: 'no such path in the repository' });
+      }
+    }
+  }
 }

@@ -239,9 +239,15 @@ test('a Lambda function bundled from the tarball: on the core with a brought sto
   expect(memory.some((input) => input.startsWith('lru-cache/'))).toBe(true);
 });
 
-test('the tarball ships the LICENSE, and the CommonJS DynamoDB store loads its SDK with require()', async () => {
+test('the tarball ships the LICENSE and the CHANGELOG, says where its repository, docs and tracker are, and the CommonJS DynamoDB store loads its SDK with require()', async () => {
   const installed = join(project, 'node_modules', 'service-webhooks');
   await expect(access(join(installed, 'LICENSE'))).resolves.toBeUndefined();
+  expect(await readFile(join(installed, 'CHANGELOG.md'), 'utf8')).toMatch(/^## \d+\.\d+\.\d+/m);
+  // npm and GitHub resolve the README's relative links (examples/, bench/RESULTS.md) through `repository`.
+  const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'));
+  expect(manifest.repository.url).toMatch(/^git\+https:\/\/github\.com\/.+\.git$/);
+  expect(manifest.homepage).toMatch(/^https:\/\//);
+  expect(manifest.bugs.url).toMatch(/\/issues$/);
   expect(await readFile(join(installed, 'LICENSE'), 'utf8')).toContain(
     'Copyright (c) 2026 service-webhooks contributors',
   );
