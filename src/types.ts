@@ -139,6 +139,33 @@ export type WildcardEventName =
   `${WebhookEventName extends `${infer Resource}.${string}` ? Resource : never}.*`;
 
 /**
+ * What `on()` takes as its first argument: one name or wildcard, or an array of them. A name that is
+ * neither turns the parameter into the union of every valid choice, so the compiler's one error lists
+ * them; the union is rebuilt through a mapped type because `keyof WebhookEventMap` (or an alias) is
+ * what tsc would print otherwise. Names come from the map, so declaration-merged ones are listed too.
+ */
+export type EventNameArgument<Arg> = Arg extends string
+  ? Arg extends WebhookEventName | WildcardEventName
+    ? Arg
+    : { [Choice in WebhookEventName | WildcardEventName]: Choice }[WebhookEventName | WildcardEventName]
+  : Arg extends readonly (infer Name)[]
+    ? [Name] extends [WebhookEventName | WildcardEventName]
+      ? Arg
+      : readonly { [Choice in WebhookEventName | WildcardEventName]: Choice }[WebhookEventName | WildcardEventName][]
+    : never;
+
+/**
+ * The event `on()` hands the handler registered for `Arg`. `any` when a name is wrong: that mistake is
+ * already reported on the name, and a second error on every use of `event` would bury it.
+ */
+export type EventForArgument<Arg, Schemas extends EventSchemas> = [
+  Arg extends readonly (infer Name)[] ? Name : Arg,
+] extends [infer Name extends WebhookEventName | WildcardEventName]
+  ? EventFor<Name, Schemas>
+  : // biome-ignore lint/suspicious/noExplicitAny: see above; `unknown` or `never` would each add an error
+    any;
+
+/**
  * Any event the service documents: a union narrowed by `type`.
  *
  * @example
@@ -660,9 +687,9 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * one event run one after another in registration order; the answer waits for all of them. With a
    * schema for the type (`createWebhooks({ schemas })`), the handler receives the schema's output.
    */
-  on<Name extends WebhookEventName | WildcardEventName>(
-    name: Name | readonly Name[],
-    handler: WebhookHandler<EventFor<Name, Schemas>>,
+  on<Arg extends string | readonly string[]>(
+    name: EventNameArgument<Arg>,
+    handler: WebhookHandler<EventForArgument<Arg, Schemas>>,
   ): Webhooks<Schemas>;
   /** Run `handler` for every documented event type. */
   onAny(handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName]>): Webhooks<Schemas>;
