@@ -145,14 +145,16 @@ export type WildcardEventName =
  * what tsc would print otherwise. Names come from the map, so declaration-merged ones are listed too.
  */
 export type EventNameArgument<Arg> = Arg extends string
-  ? Arg extends WebhookEventName | WildcardEventName
+  ? Arg extends ValidEventName
     ? Arg
-    : { [Choice in WebhookEventName | WildcardEventName]: Choice }[WebhookEventName | WildcardEventName]
+    : { [Choice in ValidEventName]: Choice }[ValidEventName]
   : Arg extends readonly (infer Name)[]
-    ? [Name] extends [WebhookEventName | WildcardEventName]
+    ? [Name] extends [ValidEventName]
       ? Arg
-      : readonly { [Choice in WebhookEventName | WildcardEventName]: Choice }[WebhookEventName | WildcardEventName][]
+      : readonly { [Choice in ValidEventName]: Choice }[ValidEventName][]
     : never;
+
+type ValidEventName = WebhookEventName | WildcardEventName;
 
 /**
  * The event `on()` hands the handler registered for `Arg`. `any` when a name is wrong: that mistake is
@@ -160,7 +162,7 @@ export type EventNameArgument<Arg> = Arg extends string
  */
 export type EventForArgument<Arg, Schemas extends EventSchemas> = [
   Arg extends readonly (infer Name)[] ? Name : Arg,
-] extends [infer Name extends WebhookEventName | WildcardEventName]
+] extends [infer Name extends ValidEventName]
   ? EventFor<Name, Schemas>
   : // biome-ignore lint/suspicious/noExplicitAny: see above; `unknown` or `never` would each add an error
     any;
