@@ -179,10 +179,18 @@ export type AnyWebhookEvent = WebhookEventMap[WebhookEventName];
 
 /**
  * The event a handler registered for `Name` receives: one event type, or the union a wildcard covers.
+ * Name it to type a handler that lives in a module of its own (see {@link WebhookHandler}); with
+ * `createWebhooks({ schemas })`, pass `typeof schemas` second to get the schema's output.
  *
  * @example
  * ```ts
  * type Payments = EventFor<'payment.*'>;
+ *
+ * // welcome.ts: a plain function, typed without the receiver in scope
+ * import type { EventFor } from 'service-webhooks';
+ * export function welcomeMail(event: EventFor<'user.created'>): string {
+ *   return `Welcome, ${event.data.name} <${event.data.email}>`;
+ * }
  * ```
  */
 export type EventFor<
@@ -257,7 +265,30 @@ export interface HandlerContext {
 
 /**
  * A function that handles one kind of event. Throwing (or rejecting) makes the receiver answer 500 so
- * that the service retries the delivery.
+ * that the service retries the delivery. Annotate a handler defined away from its `on()` call with it:
+ * `event` and `ctx` are then typed there, and `on()` refuses it for an event it does not handle.
+ *
+ * @example
+ * ```ts
+ * // handlers/user-created.ts
+ * import type { EventFor, WebhookHandler } from 'service-webhooks';
+ *
+ * export const onUserCreated: WebhookHandler<EventFor<'user.created'>> = async (event, ctx) => {
+ *   await fetch('https://crm.example/users', {
+ *     method: 'POST',
+ *     body: JSON.stringify({ id: event.data.id, email: event.data.email }),
+ *     signal: ctx.signal,
+ *   });
+ * };
+ *
+ * // server.ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { onUserCreated } from './handlers/user-created.js';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', onUserCreated);
+ * // webhooks.on('user.deleted', onUserCreated); // does not compile: the handler is for 'user.created'
+ * ```
  *
  * @example
  * ```ts
