@@ -37,21 +37,21 @@ import { TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
   ErrorListener,
-  EventFor,
+  EventForArgument,
+  EventNameArgument,
   HandleInput,
   InboxEntry,
   InboxQueue,
+  NoSchemas,
   ProcessOptions,
   ProcessResult,
   RawBody,
   WebhookEvent,
-  WebhookEventName,
   WebhookHandler,
   WebhookLogger,
   WebhookResponse,
   Webhooks,
   WebhooksOptions,
-  WildcardEventName,
 } from './types.js';
 
 /** A worker's handler budget unless `process` is given one: well past a request's, short of forever. */
@@ -113,9 +113,9 @@ class WebhookReceiver implements Webhooks {
     this.#inWorker = kind(runHandlers, ending, HANDLED, true);
   }
 
-  on<Name extends WebhookEventName | WildcardEventName>(
-    name: Name | readonly Name[],
-    handler: WebhookHandler<EventFor<Name>>,
+  on<Arg extends string | readonly string[]>(
+    name: EventNameArgument<Arg>,
+    handler: WebhookHandler<EventForArgument<Arg, NoSchemas>>,
   ): Webhooks {
     this.#registry.add(name, handler as unknown as WebhookHandler<WebhookEvent>);
     return this;

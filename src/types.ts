@@ -139,6 +139,35 @@ export type WildcardEventName =
   `${WebhookEventName extends `${infer Resource}.${string}` ? Resource : never}.*`;
 
 /**
+ * What `on()` takes as its first argument: one name or wildcard, or an array of them. A name that is
+ * neither turns the parameter into the union of every valid choice, so the compiler's one error lists
+ * them; the union is rebuilt through a mapped type because `keyof WebhookEventMap` (or an alias) is
+ * what tsc would print otherwise. Names come from the map, so declaration-merged ones are listed too.
+ */
+export type EventNameArgument<Arg> = Arg extends string
+  ? Arg extends ValidEventName
+    ? Arg
+    : { [Choice in ValidEventName]: Choice }[ValidEventName]
+  : Arg extends readonly (infer Name)[]
+    ? [Name] extends [ValidEventName]
+      ? Arg
+      : readonly { [Choice in ValidEventName]: Choice }[ValidEventName][]
+    : never;
+
+type ValidEventName = WebhookEventName | WildcardEventName;
+
+/**
+ * The event `on()` hands the handler registered for `Arg`. `any` when a name is wrong: that mistake is
+ * already reported on the name, and a second error on every use of `event` would bury it.
+ */
+export type EventForArgument<Arg, Schemas extends EventSchemas> = [
+  Arg extends readonly (infer Name)[] ? Name : Arg,
+] extends [infer Name extends ValidEventName]
+  ? EventFor<Name, Schemas>
+  : // biome-ignore lint/suspicious/noExplicitAny: see above; `unknown` or `never` would each add an error
+    any;
+
+/**
  * Any event the service documents: a union narrowed by `type`.
  *
  * @example
@@ -150,10 +179,18 @@ export type AnyWebhookEvent = WebhookEventMap[WebhookEventName];
 
 /**
  * The event a handler registered for `Name` receives: one event type, or the union a wildcard covers.
+ * Name it to type a handler that lives in a module of its own (see {@link WebhookHandler}); with
+ * `createWebhooks({ schemas })`, pass `typeof schemas` second to get the schema's output.
  *
  * @example
  * ```ts
  * type Payments = EventFor<'payment.*'>;
+ *
+ * // welcome.ts: a plain function, typed without the receiver in scope
+ * import type { EventFor } from 'service-webhooks';
+ * export function welcomeMail(event: EventFor<'user.created'>): string {
+ *   return `Welcome, ${event.data.name} <${event.data.email}>`;
+ * }
  * ```
  */
 export type EventFor<
@@ -228,7 +265,30 @@ export interface HandlerContext {
 
 /**
  * A function that handles one kind of event. Throwing (or rejecting) makes the receiver answer 500 so
- * that the service retries the delivery.
+ * that the service retries the delivery. Annotate a handler defined away from its `on()` call with it:
+ * `event` and `ctx` are then typed there, and `on()` refuses it for an event it does not handle.
+ *
+ * @example
+ * ```ts
+ * // handlers/user-created.ts
+ * import type { EventFor, WebhookHandler } from 'service-webhooks';
+ *
+ * export const onUserCreated: WebhookHandler<EventFor<'user.created'>> = async (event, ctx) => {
+ *   await fetch('https://crm.example/users', {
+ *     method: 'POST',
+ *     body: JSON.stringify({ id: event.data.id, email: event.data.email }),
+ *     signal: ctx.signal,
+ *   });
+ * };
+ *
+ * // server.ts
+ * import { createWebhooks } from 'service-webhooks';
+ * import { onUserCreated } from './handlers/user-created.js';
+ *
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! });
+ * webhooks.on('user.created', onUserCreated);
+ * // webhooks.on('user.deleted', onUserCreated); // does not compile: the handler is for 'user.created'
+ * ```
  *
  * @example
  * ```ts
@@ -660,9 +720,9 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * one event run one after another in registration order; the answer waits for all of them. With a
    * schema for the type (`createWebhooks({ schemas })`), the handler receives the schema's output.
    */
-  on<Name extends WebhookEventName | WildcardEventName>(
-    name: Name | readonly Name[],
-    handler: WebhookHandler<EventFor<Name, Schemas>>,
+  on<Arg extends string | readonly string[]>(
+    name: EventNameArgument<Arg>,
+    handler: WebhookHandler<EventForArgument<Arg, Schemas>>,
   ): Webhooks<Schemas>;
   /** Run `handler` for every documented event type. */
   onAny(handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName]>): Webhooks<Schemas>;
