@@ -6,7 +6,9 @@
 import { Converter, ReflectionKind } from 'typedoc';
 import { specifier, subpaths } from '../../subpaths.mjs';
 
-const bySource = new Map(Object.entries(subpaths).map(([name, source]) => [source.replace(/\.ts$/, ''), name]));
+const bySource = new Map(
+  Object.entries(subpaths).map(([name, source]) => [source.replace(/\.ts$/, ''), name]),
+);
 
 /** @param {import('typedoc').Application} app */
 export function load(app) {
