@@ -1,7 +1,7 @@
 /**
  * A value now, or a promise of it when the step had to wait. The receiver's steps answer synchronously
  * when they can (node:crypto, the memory store, a synchronous handler) and return a promise only when
- * they must wait, so a delivery costs one promise, not one per step. {@link chain} is the one idiom
+ * they must wait, so a delivery costs one promise, not one per step. `chain` is the one idiom
  * that joins such steps.
  */
 export type Eventual<T> = T | Promise<T>;

@@ -148,7 +148,7 @@ export class Run<A> {
  * once. Work that outlives its answer keeps the claim, renewed every third of a lease, until it
  * settles or the sender can no longer retry.
  *
- * Each step continues with {@link chain} and a static function that finds its engine through the run's
+ * Each step continues with `chain` and a static function that finds its engine through the run's
  * kind, so a run whose store answers synchronously (the memory store) allocates no closure and no
  * promise between its steps. Static, not bound per receiver: V8 ties the optimized code of the
  * delivery path to the functions it calls, so functions made per receiver took that code with them

@@ -94,7 +94,7 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   /**
-   * The same calls without a promise, for the receiver (see {@link SYNCHRONOUS_CALLS}). Offered only
+   * The same calls without a promise, for the receiver (see `SYNCHRONOUS_CALLS`). Offered only
    * while this store's methods are its own: a subclass or a test spy that replaced one may do anything,
    * so it gets the promise and the deadline like any other store.
    */

@@ -139,22 +139,30 @@ export type WildcardEventName =
   `${WebhookEventName extends `${infer Resource}.${string}` ? Resource : never}.*`;
 
 /**
+ * Every name `on()` accepts: an event type or a resource's wildcard.
+ *
+ * @example
+ * ```ts
+ * const names: EventNameOrWildcard[] = ['user.created', 'payment.*'];
+ * ```
+ */
+export type EventNameOrWildcard = WebhookEventName | WildcardEventName;
+
+/**
  * What `on()` takes as its first argument: one name or wildcard, or an array of them. A name that is
  * neither turns the parameter into the union of every valid choice, so the compiler's one error lists
  * them; the union is rebuilt through a mapped type because `keyof WebhookEventMap` (or an alias) is
  * what tsc would print otherwise. Names come from the map, so declaration-merged ones are listed too.
  */
 export type EventNameArgument<Arg> = Arg extends string
-  ? Arg extends ValidEventName
+  ? Arg extends EventNameOrWildcard
     ? Arg
-    : { [Choice in ValidEventName]: Choice }[ValidEventName]
+    : { [Choice in EventNameOrWildcard]: Choice }[EventNameOrWildcard]
   : Arg extends readonly (infer Name)[]
-    ? [Name] extends [ValidEventName]
+    ? [Name] extends [EventNameOrWildcard]
       ? Arg
-      : readonly { [Choice in ValidEventName]: Choice }[ValidEventName][]
+      : readonly { [Choice in EventNameOrWildcard]: Choice }[EventNameOrWildcard][]
     : never;
-
-type ValidEventName = WebhookEventName | WildcardEventName;
 
 /**
  * The event `on()` hands the handler registered for `Arg`. `any` when a name is wrong: that mistake is
@@ -162,7 +170,7 @@ type ValidEventName = WebhookEventName | WildcardEventName;
  */
 export type EventForArgument<Arg, Schemas extends EventSchemas> = [
   Arg extends readonly (infer Name)[] ? Name : Arg,
-] extends [infer Name extends ValidEventName]
+] extends [infer Name extends EventNameOrWildcard]
   ? EventFor<Name, Schemas>
   : // biome-ignore lint/suspicious/noExplicitAny: see above; `unknown` or `never` would each add an error
     any;

@@ -72,8 +72,11 @@ export function generateApiReference() {
       sidebar: { pretty: true },
       // Each module is named as users import it (`service-webhooks/redis`), not by its source file.
       name: 'API reference',
+      // The adapters' shared (req, res, next?) listener type is internal: NodeWebhookHandler is its public name.
+      intentionallyNotExported: ['NodeListener'],
       logLevel: 'Warn',
-      treatWarningsAsErrors: false,
+      // A TSDoc link to nothing, or a public type the reference cannot show, fails the build.
+      treatWarningsAsErrors: true,
     }),
   );
   execFileSync(bin('typedoc'), ['--options', options], { cwd: ROOT, stdio: 'inherit' });

@@ -79,6 +79,7 @@ export {
   deduplicationId,
   type FailureRecord,
   messageBytes,
+  type MessageMeta,
   messageOf,
   type OutgoingMessage,
   SQS_MAX_MESSAGE_BYTES,

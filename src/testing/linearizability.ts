@@ -99,7 +99,7 @@ class SearchBudgetExhausted extends Error {}
  * Time makes the model state a zone too: each call's instant is a variable within its interval, each
  * lease or TTL consulted adds "at most" or "at least" `ms` between the instant of the call that wrote the
  * record and the instant of the call that read it, and the instants of an order never decrease
- * ({@link TimeBounds}). A call whose outcome is unknown may be placed anywhere after it was made, or left
+ * (`TimeBounds`). A call whose outcome is unknown may be placed anywhere after it was made, or left
  * out: a store may fail loudly, and a write may still land after its caller gave up on it.
  *
  * Keys are checked one at a time: linearizability is local (Herlihy and Wing), so a history is
