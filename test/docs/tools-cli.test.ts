@@ -148,11 +148,19 @@ describe('docs/tools/cli.md', () => {
         'npx service-webhooks deliveries',
         `npx service-webhooks deliveries --sandbox ${origin}/v1`,
       );
-      const { stdout } = await runShell(code);
+      // Run it in two parts, as a reader types it: the calls that cause events, then (once the
+      // receiver has handled both deliveries, which a reader sees in its terminal) the listing and the
+      // replay, so the replay never races the sandbox's own first delivery.
+      const split = code.indexOf('# Every delivery');
+      expect(split).toBeGreaterThan(0);
+      await runShell(code.slice(0, split));
 
       // The sandbox delivered a user.created and a payment.failed; the receiver handled each once.
       await receiver.process.waitFor(/handled payment\.failed evt_\w+/);
       await receiver.process.waitFor(/handled user\.created evt_\w+ for ada@example\.com/);
+      const exportKey = /^export KEY=.*$/m.exec(code)?.[0];
+      expect(exportKey).toBeDefined();
+      const { stdout } = await runShell(`${exportKey}\n${code.slice(split)}`);
       const handled = [...receiver.process.output().matchAll(/^handled \S+ (evt_\w+)/gm)].map(
         (match) => match[1]!,
       );
