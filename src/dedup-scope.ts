@@ -14,7 +14,7 @@ const FINGERPRINT_HEX_DIGITS = 16;
 /**
  * The key prefixes of one receiver's dedup scope: an event is remembered under `prefix + event id`.
  *
- * - `namespace` given: one prefix, `namespace:` (or none for `''`, the unscoped keys of 0.1).
+ * - `namespace` given: one prefix, `namespace:` (or none for `''`: the event id alone, for a store that serves one registration).
  * - Left out: one prefix per secret, `#` and a one-way fingerprint of it. Several secrets mean a
  *   rotation of one registration's secret, so a delivery is claimed under every one of them: a retry
  *   that the sender signs with the new secret finds the record the old one left. The `#` keeps derived

@@ -546,7 +546,7 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    * serves it. Left out, the scope is derived from the secret (a one-way fingerprint), which tells
    * registrations apart as long as their secrets differ; while rotating, a delivery is deduplicated
    * against every configured secret's scope, so a retry signed with the new secret does not run again.
-   * `''` is the unscoped key of versions before 0.2 (one registration per store).
+   * `''` keys events by their id alone, unscoped: only for a store that serves one registration.
    * @default a fingerprint of the secret
    */
   namespace?: string;

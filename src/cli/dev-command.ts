@@ -15,7 +15,7 @@ import { untilStopped } from './until-stopped.js';
 export const DEV_HELP = `Usage: service-webhooks dev --forward URL [options]
 
 ${wrap(`Look at your webhooks: a local sandbox that delivers signed events to your receiver at URL as the
-service does (retries ${SCHEDULE_IN_WORDS}), and a dashboard of every delivery, live, in the browser: send
+service does (${SCHEDULE_IN_WORDS}), and a dashboard of every delivery, live, in the browser: send
 and replay events, edit and resend them, send the cases a receiver must refuse, see your receiver's own
 account of each attempt, export one as a fixture or a test, and look after your inbox's dead letters. It
 runs until Ctrl-C.`)}
@@ -172,7 +172,7 @@ export async function runDev(
   io.out(
     [
       `service-webhooks dev: dashboard at ${dev.url}`,
-      `  delivering to   ${forward} (every event type; retries ${timeScale === 1 ? SCHEDULE_IN_WORDS : `× ${timeScale}`})`,
+      `  delivering to   ${forward} (every event type; ${timeScale === 1 ? SCHEDULE_IN_WORDS : `retries × ${timeScale}`})`,
       `  secret          ${secretShown}`,
       `  receiver side   SERVICE_WEBHOOKS_DEV_URL=${dev.reportUrl}`,
       '                  with logger: devReporter() from service-webhooks/dev',

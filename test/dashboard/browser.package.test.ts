@@ -31,7 +31,8 @@ import { type SpawnedProcess, startProcess } from '../support/process.js';
 import { startReceiver, type TestReceiver } from './support.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REDIS_URL = 'redis://127.0.0.1:6379';
+/** The Redis the inbox runs on: the standard port, as the other package tests, or REDIS_URL. */
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = 'whsec_browser_test_secret';
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? repoPath('docs', 'images') : undefined;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

@@ -147,12 +147,12 @@ test('examples/opentelemetry: Prometheus counts each answer, logs carry the trac
   expect(await example.exited).toBe(0);
 }, 60_000);
 
-/** The README's setup is these two files as they are, so what CI runs above is what users copy. */
-test("the README's Observability setup is examples/opentelemetry, byte for byte", () => {
-  const readme = readFileSync(repoPath('README.md'), 'utf8');
+/** The docs' setup is these two files as they are, so what CI runs above is what users copy. */
+test("the docs' Observability setup is examples/opentelemetry, byte for byte", () => {
+  const readme = readFileSync(repoPath('docs', 'observability', 'index.md'), 'utf8');
   for (const file of ['instrumentation.mjs', 'server.mjs']) {
     const source = readFileSync(repoPath('examples', 'opentelemetry', file), 'utf8');
-    expect(readme, `README.md shows examples/opentelemetry/${file} as it is`).toContain(
+    expect(readme, `docs/observability/index.md shows examples/opentelemetry/${file} as it is`).toContain(
       `\`\`\`js\n${source}\`\`\``,
     );
   }
