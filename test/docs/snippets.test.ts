@@ -53,6 +53,32 @@ describe('the snippet check', () => {
     expect(errors[0]?.message).toMatch(/nope/);
   }, 60_000);
 
+  test("a block that augments the package's types is compiled apart, so no other block leans on it", async () => {
+    const page = join(dir, 'augmenting.md');
+    writeFileSync(
+      page,
+      [
+        '```ts',
+        "import { createWebhooks } from 'service-webhooks';",
+        "declare module 'service-webhooks' {",
+        '  interface PaymentData { amount: number }',
+        '}',
+        "createWebhooks({ secret: 'whsec_x' }).on('payment.succeeded', (event) => event.data.amount);",
+        '```',
+        '',
+        '```ts',
+        "import { createWebhooks } from 'service-webhooks';",
+        "createWebhooks({ secret: 'whsec_x' }).on('payment.succeeded', (event) => event.data.amount);",
+        '```',
+      ].join('\n'),
+    );
+    const { blocks, errors } = await checkSnippets({ pages: [page] });
+    expect(blocks).toBe(2);
+    expect(errors.map(({ line, message }) => ({ line, amount: /amount/.test(message) }))).toEqual([
+      { line: 11, amount: true },
+    ]);
+  }, 60_000);
+
   test('blocks are found with their language, run marker and visible part', () => {
     const blocks = extractBlocks(
       [
