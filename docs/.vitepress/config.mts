@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { type DefaultTheme, defineConfig } from 'vitepress';
 import { diagramFileName, diagramTitle } from '../../scripts/docs/diagram-names.mjs';
 import { CUT } from '../../scripts/docs/snippets.mjs';
+import { guide } from './sidebar.mjs';
 
 const REPOSITORY = 'https://github.com/service-webhooks/service-webhooks';
 /** GitHub Pages serves the site under the repository's name; DOCS_BASE=/ for a site of its own. */
@@ -18,75 +19,6 @@ const apiSidebarFile = fileURLToPath(new URL('../api/typedoc-sidebar.json', impo
 const apiSidebar: DefaultTheme.SidebarItem[] = existsSync(apiSidebarFile)
   ? JSON.parse(readFileSync(apiSidebarFile, 'utf8'))
   : [];
-
-const guide: DefaultTheme.SidebarItem[] = [
-  {
-    text: 'Introduction',
-    items: [
-      { text: 'Getting started', link: '/guide/getting-started' },
-      { text: 'How a delivery is answered', link: '/guide/how-it-works' },
-      { text: 'Handlers and types', link: '/guide/handlers-and-types' },
-      { text: 'Validation with schemas', link: '/guide/validation' },
-      { text: 'Options', link: '/guide/options' },
-      { text: 'Status codes', link: '/guide/status-codes' },
-      { text: 'Security', link: '/guide/security' },
-      { text: 'Performance', link: '/guide/performance' },
-    ],
-  },
-  {
-    text: 'Frameworks and runtimes',
-    items: [
-      { text: 'Overview and slow senders', link: '/frameworks/' },
-      { text: 'Express', link: '/frameworks/express' },
-      { text: 'Fastify', link: '/frameworks/fastify' },
-      { text: 'Next.js', link: '/frameworks/nextjs' },
-      { text: 'AWS Lambda', link: '/frameworks/lambda' },
-      { text: 'node:http', link: '/frameworks/node-http' },
-      { text: 'Fetch runtimes (Hono, Bun, Deno, Workers)', link: '/frameworks/fetch-runtimes' },
-    ],
-  },
-  {
-    text: 'Stores',
-    items: [
-      { text: 'Choosing a store', link: '/stores/' },
-      { text: 'Memory', link: '/stores/memory' },
-      { text: 'Redis', link: '/stores/redis' },
-      { text: 'DynamoDB', link: '/stores/dynamodb' },
-      { text: 'PostgreSQL', link: '/stores/postgres' },
-      { text: 'Writing your own store', link: '/stores/custom' },
-    ],
-  },
-  {
-    text: 'Inbox: acknowledge fast, process later',
-    items: [
-      { text: 'How the inbox works', link: '/inbox/' },
-      { text: 'BullMQ', link: '/inbox/bullmq' },
-      { text: 'pg-boss', link: '/inbox/pg-boss' },
-      { text: 'Amazon SQS', link: '/inbox/sqs' },
-      { text: 'Workers and dead letters', link: '/inbox/operations' },
-      { text: 'Your own engine', link: '/inbox/custom-engine' },
-    ],
-  },
-  { text: 'Observability', items: [{ text: 'Logs, traces and metrics', link: '/observability/' }] },
-  {
-    text: 'Tools',
-    items: [
-      { text: 'Local dashboard (dev)', link: '/tools/dev-dashboard' },
-      { text: 'Sandbox of the service', link: '/tools/sandbox' },
-      { text: 'CLI', link: '/tools/cli' },
-    ],
-  },
-  {
-    text: 'Recipes',
-    items: [
-      { text: 'Rotating the secret', link: '/recipes/secret-rotation' },
-      { text: 'Several registrations', link: '/recipes/several-registrations' },
-      { text: 'Testing your handlers', link: '/recipes/testing-handlers' },
-      { text: 'Upgrading', link: '/recipes/upgrading' },
-    ],
-  },
-  { text: 'Project', items: [{ text: 'Contributing', link: '/contributing' }] },
-];
 
 export default defineConfig({
   title: 'service-webhooks',
@@ -127,7 +59,8 @@ export default defineConfig({
         if (lang === 'mermaid') {
           // Rendered to SVG before the build (no diagram library in the reader's browser).
           const title = diagramTitle(token.content);
-          const src = `${base}diagrams/${diagramFileName(token.content)}`;
+          // A path in docs/public: Vite resolves it and adds the base.
+          const src = `/diagrams/${diagramFileName(token.content)}`;
           return `<figure class="diagram"><img src="${src}" alt="${md.utils.escapeHtml(title)}" loading="lazy"></figure>\n`;
         }
         const lines = token.content.split('\n');

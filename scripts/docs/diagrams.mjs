@@ -5,7 +5,7 @@
  * runs in Chromium (Debian's `chromium`, driven by playwright-core); an SVG already rendered for the
  * same text is kept.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { diagramFileName, diagramTitle } from './diagram-names.mjs';
@@ -26,6 +26,8 @@ export async function renderDiagrams() {
     }
   }
   mkdirSync(OUT, { recursive: true });
+  // SVGs of diagrams edited or removed since: the site would ship them otherwise.
+  for (const file of readdirSync(OUT)) if (!diagrams.has(file)) rmSync(join(OUT, file));
   const missing = [...diagrams].filter(([name]) => !existsSync(join(OUT, name)));
   if (missing.length === 0) return { diagrams: diagrams.size, rendered: 0 };
 

@@ -6,19 +6,21 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import { guide } from '../../docs/.vitepress/sidebar.mjs';
 import { DOCS, documentationFiles, extractBlocks, ROOT, visibleCode } from './snippets.mjs';
 
-/** The sections of llms.txt, in reading order, by the pages' first folder. */
-const SECTIONS = [
-  ['', 'Start here'],
-  ['guide', 'Guide'],
-  ['frameworks', 'Frameworks and runtimes'],
-  ['stores', 'Stores'],
-  ['inbox', 'Inbox'],
-  ['observability', 'Observability'],
-  ['tools', 'Tools'],
-  ['recipes', 'Recipes'],
-];
+/**
+ * The sections of llms.txt and their pages, in the sidebar's reading order (docs/.vitepress/sidebar.mjs),
+ * the home page first: [heading, page paths like 'guide/options.md'].
+ */
+function sections() {
+  const pathOf = (link) =>
+    `${link.replace(/^\//, '').replace(/\/$/, '/index')}.md`.replace(/^\.md$/, 'index.md');
+  return [
+    ['Start here', ['index.md']],
+    ...guide.map((group) => [group.text, (group.items ?? []).map((item) => pathOf(item.link))]),
+  ];
+}
 
 /** A page's front matter fields (the flat `key: value` ones) and its body. */
 export function splitFrontMatter(markdown) {
@@ -85,17 +87,23 @@ export function writeLlmsFiles({ outDir, siteUrl }) {
     '',
     'Each page below is Markdown; the same address with .html is the page on the site.',
   ];
-  for (const [folder, heading] of SECTIONS) {
-    const section = pages.filter(
-      (page) => (page.path.includes('/') ? page.path.split('/')[0] : '') === folder,
-    );
-    if (section.length === 0) continue;
+  const byPath = new Map(pages.map((page) => [page.path, page]));
+  const listed = new Set();
+  const ordered = [];
+  for (const [heading, paths] of sections()) {
     lines.push('', `## ${heading}`, '');
-    for (const page of section) {
+    for (const path of paths) {
+      const page = byPath.get(path);
+      if (!page) throw new Error(`The sidebar names ${path}, which docs/ does not have.`);
+      listed.add(path);
+      ordered.push(page);
       const description = page.fields.description ? `: ${page.fields.description}` : '';
       lines.push(`- [${page.title}](${url(page.path)})${description}`);
     }
   }
+  const unlisted = pages.filter((page) => !listed.has(page.path)).map((page) => page.path);
+  if (unlisted.length > 0)
+    throw new Error(`Pages no sidebar lists (readers could not find them): ${unlisted.join(', ')}`);
   lines.push('', '## Optional', '', `- [Full documentation in one file](${url('llms-full.txt')})`);
   for (const path of apiPages.sort()) {
     const title = /^#\s+(.+)$/m.exec(readFileSync(join(DOCS, path), 'utf8'))?.[1] ?? path;
@@ -103,9 +111,6 @@ export function writeLlmsFiles({ outDir, siteUrl }) {
   }
   writeFileSync(join(outDir, 'llms.txt'), `${lines.join('\n')}\n`);
 
-  const ordered = SECTIONS.flatMap(([folder]) =>
-    pages.filter((page) => (page.path.includes('/') ? page.path.split('/')[0] : '') === folder),
-  );
   const full = ordered.map((page) => `<!-- ${url(page.path)} -->\n\n${page.reader}\n`).join('\n---\n\n');
   writeFileSync(join(outDir, 'llms-full.txt'), full);
   return { pages: pages.length, apiPages: apiPages.length };
