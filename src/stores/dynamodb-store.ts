@@ -305,6 +305,8 @@ export class DynamoDBStore implements IdempotencyStore {
    * Create the table if it does not exist (on-demand capacity, partition key `pk` of type String), wait
    * until it is ACTIVE, and turn Time to Live on for `expiresAt` unless it already is. For development
    * and tests: in production, declare the table with your infrastructure code (see the README).
+   * An endpoint without UpdateTimeToLive (dynalite) rejects with a `ConfigurationError` that says
+   * to pass `{ timeToLive: false }`; the table is created by then.
    *
    * @example
    * ```ts
@@ -350,12 +352,22 @@ export class DynamoDBStore implements IdempotencyStore {
         `DynamoDB table ${this.#table} has Time to Live on "${ttl?.AttributeName}"; the store needs it on "${DYNAMODB_STORE_ATTRIBUTES.timeToLive}" (the table's items are then never deleted).`,
       );
     }
-    await send(
-      new sdk.UpdateTimeToLiveCommand({
-        TableName: this.#table,
-        TimeToLiveSpecification: { Enabled: true, AttributeName: DYNAMODB_STORE_ATTRIBUTES.timeToLive },
-      }),
-    );
+    try {
+      await send(
+        new sdk.UpdateTimeToLiveCommand({
+          TableName: this.#table,
+          TimeToLiveSpecification: { Enabled: true, AttributeName: DYNAMODB_STORE_ATTRIBUTES.timeToLive },
+        }),
+      );
+    } catch (cause) {
+      if (errorName(cause) !== 'UnknownOperationException') throw cause;
+      // A local emulator without UpdateTimeToLive (dynalite): the table exists and works; say how to skip TTL.
+      const error = new ConfigurationError(
+        `DynamoDB table ${this.#table} was created, but this endpoint does not implement UpdateTimeToLive (a local emulator such as dynalite?): call createTable({ timeToLive: false }) there. Against AWS, keep Time to Live on.`,
+      );
+      error.cause = cause;
+      throw error;
+    }
   }
 
   #item(key: string, state: string, expiresAtMs: number, token?: string): Item {

@@ -6,7 +6,7 @@
  * UpdateTimeToLive), and SDK errors becoming StoreUnavailableError.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { StoreUnavailableError } from 'service-webhooks';
+import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
 import { DynamoDBStore } from 'service-webhooks/dynamodb';
 import { describe, expect, test } from 'vitest';
 
@@ -196,6 +196,39 @@ describe('DynamoDBStore.createTable', () => {
       'DescribeTableCommand',
       'DescribeTimeToLiveCommand',
     ]);
+  });
+
+  test('an endpoint without UpdateTimeToLive (dynalite) is a ConfigurationError saying to pass timeToLive: false', async () => {
+    const answer = tableStatus(['ACTIVE']);
+    const unknown = sdkError('UnknownOperationException');
+    const { sent, client } = recordingClient((command) =>
+      command.name === 'UpdateTimeToLiveCommand' ? unknown : answer(command),
+    );
+    const error = await new DynamoDBStore({ client, tableName: 'webhook-events' })
+      .createTable()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error).toMatchObject({ code: 'invalid_configuration', cause: unknown });
+    expect((error as Error).message).toMatch(
+      /does not implement UpdateTimeToLive.*createTable\(\{ timeToLive: false \}\)/,
+    );
+    expect(sent.map((command) => command.name)).toEqual([
+      'CreateTableCommand',
+      'DescribeTableCommand',
+      'DescribeTimeToLiveCommand',
+      'UpdateTimeToLiveCommand',
+    ]);
+  });
+
+  test('other UpdateTimeToLive failures are thrown as they are', async () => {
+    const answer = tableStatus(['ACTIVE']);
+    const denied = sdkError('AccessDeniedException');
+    const { client } = recordingClient((command) =>
+      command.name === 'UpdateTimeToLiveCommand' ? denied : answer(command),
+    );
+    await expect(new DynamoDBStore({ client, tableName: 'webhook-events' }).createTable()).rejects.toBe(
+      denied,
+    );
   });
 
   test('TTL on another attribute is an error that names both attributes', async () => {

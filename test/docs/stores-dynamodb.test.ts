@@ -1,0 +1,60 @@
+/**
+ * docs/stores/dynamodb.md's local recipe, run as a reader runs it: against dynalite (started here on a
+ * free port instead of the page's `npx dynalite --port 4567`), on the built package. The page promises
+ * that `createTable({ timeToLive: false })` works on dynalite, that the handler runs once, and that the
+ * same event delivered again is answered as a duplicate; and that without `timeToLive: false` the
+ * failure says what to do.
+ */
+import { ConfigurationError } from 'service-webhooks';
+import { DynamoDBStore } from 'service-webhooks/dynamodb';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import {
+  clientFor,
+  type RunningDynalite,
+  startDynalite,
+  uniqueTableName,
+} from '../stores/dynamodb/dynalite.js';
+import { docBlock, runNode, writeRunnable } from './support.js';
+
+let dynalite: RunningDynalite;
+
+beforeAll(async () => {
+  dynalite = await startDynalite();
+});
+
+afterAll(async () => {
+  await dynalite?.stop();
+});
+
+test('the dynalite recipe creates the table, handles the event once, then answers it as a duplicate', async () => {
+  const file = await writeRunnable(
+    docBlock('docs/stores/dynamodb.md', 'dynamodb-local'),
+    'stores-dynamodb-local',
+  );
+  const { stdout, stderr } = await runNode(file, {
+    DYNAMODB_ENDPOINT: dynalite.endpoint,
+    TABLE_NAME: uniqueTableName('docs'),
+  });
+  // The AWS SDK warns on stderr under Node 20 that it will need Node 22; nothing else may be there.
+  expect(stderr).not.toMatch(/Error/);
+  const lines = stdout.trim().split('\n');
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
+  expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
+  expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
+}, 60_000);
+
+test('without timeToLive: false, createTable on dynalite says to pass it (and the table is there)', async () => {
+  const client = clientFor(dynalite.endpoint);
+  try {
+    const store = new DynamoDBStore({ client, tableName: uniqueTableName('docs-ttl') });
+    const error = await store.createTable().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toContain('createTable({ timeToLive: false })');
+    expect((error as Error).cause).toMatchObject({ name: 'UnknownOperationException' });
+    await expect(store.createTable({ timeToLive: false })).resolves.toBeUndefined();
+    expect(await store.claim('evt_docs', 'token', 1_000)).toBe('claimed');
+  } finally {
+    client.destroy();
+  }
+});

@@ -1,0 +1,38 @@
+/**
+ * docs/stores/postgres.md's local recipe, run as a reader runs it on the built package, against the
+ * PostgreSQL on 127.0.0.1:5432 (database `test`) with a table of its own (parallel CI runs never share
+ * rows). The page promises: the table is created, the handler runs once, the same event again is a
+ * duplicate, and the event's row is `completed`.
+ */
+import pg from 'pg';
+import { afterAll, expect, test } from 'vitest';
+import { docBlock, runNode, writeRunnable } from './support.js';
+
+const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const table = `docs_events_${crypto.randomUUID().slice(0, 8)}`;
+const pool = new pg.Pool({ connectionString: DATABASE_URL });
+
+afterAll(async () => {
+  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.end();
+});
+
+test('the PostgreSQL recipe creates the table, handles the event once, then answers it as a duplicate', async () => {
+  const file = await writeRunnable(
+    docBlock('docs/stores/postgres.md', 'postgres-local'),
+    'stores-postgres-local',
+  );
+  const { stdout, stderr } = await runNode(file, { DATABASE_URL, STORE_TABLE: table });
+  expect(stderr).toBe('');
+  const lines = stdout.trim().split('\n');
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
+  expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
+  expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
+
+  const eventId = /^handled (evt_\S+) /.exec(lines[0]!)![1]!;
+  const { rows } = await pool.query(`SELECT event_id, token, state FROM "${table}"`);
+  expect(rows).toHaveLength(1);
+  expect(rows[0].event_id).toContain(eventId);
+  expect(rows[0]).toMatchObject({ state: 'completed', token: null });
+}, 60_000);

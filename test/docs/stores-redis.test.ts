@@ -1,0 +1,40 @@
+/**
+ * docs/stores/redis.md's local recipe, run as a reader runs it on the built package, against the Redis
+ * on 127.0.0.1:6379 under a key prefix of its own (parallel CI runs never share keys). The page
+ * promises: the handler runs once, the same event again is a duplicate, and the event's key is in
+ * Redis under the prefix, with a TTL.
+ */
+import { Redis } from 'ioredis';
+import { expect, test } from 'vitest';
+import { docBlock, runNode, writeRunnable } from './support.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+test('the Redis recipe handles the event once, then answers it as a duplicate', async () => {
+  const prefix = `docs-stores-${crypto.randomUUID().slice(0, 8)}:`;
+  const redis = new Redis(REDIS_URL);
+  try {
+    const file = await writeRunnable(docBlock('docs/stores/redis.md', 'redis-local'), 'stores-redis-local');
+    const { stdout, stderr } = await runNode(file, { REDIS_URL, STORE_PREFIX: prefix });
+    expect(stderr).toBe('');
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
+    expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
+    expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
+
+    const eventId = /^handled (evt_\S+) /.exec(lines[0]!)![1]!;
+    const keys = await redis.keys(`${prefix}*`);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toContain(eventId);
+    // Remembered for dedupTtlSeconds (24 h), or a little longer while the event would still pass the
+    // age check (plus a clock margin): a TTL, never a key kept forever.
+    const ttl = await redis.pttl(keys[0]!);
+    expect(ttl).toBeGreaterThan(23 * 60 * 60 * 1000);
+    expect(ttl).toBeLessThanOrEqual(24 * 60 * 60 * 1000 + 60_000);
+  } finally {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  }
+}, 60_000);
