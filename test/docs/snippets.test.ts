@@ -15,8 +15,8 @@ describe('the documentation', () => {
     assertBuilt();
     const { blocks, errors } = await checkSnippets();
     expect(errors.map(({ page, line, message }) => `${page}:${line}: ${message}`)).toEqual([]);
-    // The pages hold well over a hundred blocks; far fewer means the scanner lost them.
-    expect(blocks).toBeGreaterThan(100);
+    // The pages hold 80 blocks (November 2026); far fewer means the scanner lost them.
+    expect(blocks).toBeGreaterThanOrEqual(80);
     expect(documentationFiles()).toContain('docs/stores/dynamodb.md');
   }, 120_000);
 });
