@@ -14,7 +14,7 @@ import {
   startDynalite,
   uniqueTableName,
 } from '../stores/dynamodb/dynalite.js';
-import { docBlock, runNode, writeRunnable } from './support.js';
+import { docBlock, expectHandledOnceThenDuplicate, runNode, writeRunnable } from './support.js';
 
 let dynalite: RunningDynalite;
 
@@ -37,11 +37,7 @@ test('the dynalite recipe creates the table, handles the event once, then answer
   });
   // The AWS SDK warns on stderr under Node 20 that it will need Node 22; nothing else may be there.
   expect(stderr).not.toMatch(/Error/);
-  const lines = stdout.trim().split('\n');
-  expect(lines).toHaveLength(3);
-  expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
-  expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
-  expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
+  expectHandledOnceThenDuplicate(stdout);
 }, 60_000);
 
 test('without timeToLive: false, createTable on dynalite says to pass it (and the table is there)', async () => {

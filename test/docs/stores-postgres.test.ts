@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, expect, test } from 'vitest';
-import { docBlock, runNode, writeRunnable } from './support.js';
+import { docBlock, expectHandledOnceThenDuplicate, runNode, writeRunnable } from './support.js';
 
 const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const table = `docs_events_${crypto.randomUUID().slice(0, 8)}`;
@@ -24,13 +24,7 @@ test('the PostgreSQL recipe creates the table, handles the event once, then answ
   );
   const { stdout, stderr } = await runNode(file, { DATABASE_URL, STORE_TABLE: table });
   expect(stderr).toBe('');
-  const lines = stdout.trim().split('\n');
-  expect(lines).toHaveLength(3);
-  expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
-  expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
-  expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
-
-  const eventId = /^handled (evt_\S+) /.exec(lines[0]!)![1]!;
+  const eventId = expectHandledOnceThenDuplicate(stdout);
   const { rows } = await pool.query(`SELECT event_id, token, state FROM "${table}"`);
   expect(rows).toHaveLength(1);
   expect(rows[0].event_id).toContain(eventId);

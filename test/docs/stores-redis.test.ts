@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { expect, test } from 'vitest';
-import { docBlock, runNode, writeRunnable } from './support.js';
+import { docBlock, expectHandledOnceThenDuplicate, runNode, writeRunnable } from './support.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -17,13 +17,7 @@ test('the Redis recipe handles the event once, then answers it as a duplicate', 
     const file = await writeRunnable(docBlock('docs/stores/redis.md', 'redis-local'), 'stores-redis-local');
     const { stdout, stderr } = await runNode(file, { REDIS_URL, STORE_PREFIX: prefix });
     expect(stderr).toBe('');
-    const lines = stdout.trim().split('\n');
-    expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
-    expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
-    expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
-
-    const eventId = /^handled (evt_\S+) /.exec(lines[0]!)![1]!;
+    const eventId = expectHandledOnceThenDuplicate(stdout);
     const keys = await redis.keys(`${prefix}*`);
     expect(keys).toHaveLength(1);
     expect(keys[0]).toContain(eventId);

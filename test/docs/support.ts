@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
+import { expect } from 'vitest';
 import { type DocumentationBlock, docBlock } from '../../scripts/docs/snippets.mjs';
 import { repoPath } from '../support/paths.js';
 
@@ -40,4 +41,17 @@ export async function runNode(
     env: { ...process.env, ...env },
     timeout: timeoutMs,
   });
+}
+
+/**
+ * What every store page's local recipe prints (one signed event delivered twice), checked line by line;
+ * gives the event id, for the test to look the record up in the store.
+ */
+export function expectHandledOnceThenDuplicate(stdout: string): string {
+  const lines = stdout.trim().split('\n');
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toMatch(/^handled evt_\S+ for ada@example\.com$/);
+  expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
+  expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
+  return /^handled (evt_\S+) /.exec(lines[0] ?? '')?.[1] ?? '';
 }

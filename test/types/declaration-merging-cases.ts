@@ -8,20 +8,14 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
-import { distPath, ROOT } from '../support/paths.js';
+import { distPath } from '../support/paths.js';
+import { CONSUMER_OPTIONS } from './compiler-options.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 function diagnostics(file: string, paths: Record<string, string[]> | undefined): string[] {
   const program = ts.createProgram([file], {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    types: ['node'],
-    baseUrl: ROOT,
+    ...CONSUMER_OPTIONS,
     ...(paths ? { paths } : {}),
   });
   return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));

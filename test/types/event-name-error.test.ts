@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { EVENT_TYPES } from 'service-webhooks';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
-import { ROOT } from '../support/paths.js';
+import { CONSUMER_OPTIONS } from './compiler-options.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const SINGLE = fixture('misspelled-event-name.ts');
@@ -20,14 +20,7 @@ const WILDCARDS = [...new Set(EVENT_TYPES.map((type) => `${type.slice(0, type.in
 // One program for both fixtures; the options are a consumer's defaults (no `noErrorTruncation`), since
 // a message tsc elides is not one the user reads.
 const program = ts.createProgram([SINGLE, IN_ARRAY], {
-  strict: true,
-  noEmit: true,
-  skipLibCheck: true,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  target: ts.ScriptTarget.ES2022,
-  types: ['node'],
-  baseUrl: ROOT,
+  ...CONSUMER_OPTIONS,
   paths: { 'service-webhooks': ['./src/index.ts'], 'service-webhooks/core': ['./src/core.ts'] },
 });
 
