@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeadLetterError, EVENT_TYPES, type InboxAdmin } from 'service-webhooks/core';
 import type { ReceiverReport, ReportBatch } from '../dev/report.js';
+import { isPlainObject } from '../parsing/plain-object.js';
 import { ApiError } from '../sandbox/api-errors.js';
 import { readJsonBody, sendJson } from '../sandbox/http-io.js';
 import type { Delivery } from '../sandbox/index.js';
 import type { InboxView } from './api-types.js';
 import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
 import { fixtureFile, testFile } from './delivery-export.js';
-import { isObject, samples, send } from './send-cases.js';
+import { samples, send } from './send-cases.js';
 
 /** How many dead letters the inbox panel lists. */
 const DEAD_LETTER_PAGE = 50;
@@ -26,10 +27,10 @@ async function inboxView(admin: InboxAdmin): Promise<InboxView> {
 }
 
 function checkReports(body: unknown): readonly ReceiverReport[] {
-  const records = isObject(body) ? (body as Partial<ReportBatch>).records : undefined;
+  const records = isPlainObject(body) ? (body as Partial<ReportBatch>).records : undefined;
   if (
     !Array.isArray(records) ||
-    !records.every((record) => isObject(record) && typeof record.status === 'number')
+    !records.every((record) => isPlainObject(record) && typeof record.status === 'number')
   ) {
     throw new DashboardApiError(400, 'invalid_report', 'A report is { records: ReceiverReport[] }.');
   }
@@ -121,8 +122,10 @@ export async function answerApi(
       }
       case 'POST /report': {
         const records = checkReports(await readJsonBody(request));
+        // Newest first, listed once per batch: joining a report changes no delivery's place in the list.
+        const newestFirst = [...context.account.deliveries.values()].reverse();
         for (const record of records) {
-          const joined = context.joiner.add(record, [...context.account.deliveries.values()].reverse());
+          const joined = context.joiner.add(record, newestFirst);
           if (joined !== undefined) context.changed(joined);
         }
         if (records.length > 0) {

@@ -7,6 +7,7 @@
  */
 import { EVENT_TYPES, isKnownEventType } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
+import { isPlainObject } from '../parsing/plain-object.js';
 import type { DeliveryScheduler } from '../sandbox/delivery-scheduler.js';
 import { newId } from '../sandbox/ids.js';
 import type { Delivery } from '../sandbox/index.js';
@@ -31,16 +32,12 @@ export function samples(issued: Map<string, string>): Record<string, Record<stri
   return Object.fromEntries(made.map((sample) => [sample.type, sample]));
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 // The page may send anything it was edited into; the receiver is what judges it, so only what the
 // sandbox itself needs (an id to deduplicate by, a type to label the row) is required.
 function eventOf(request: SendRequest): Record<string, unknown> & { id: string; type: string } {
   if (request.event !== undefined) {
     const event = request.event;
-    if (!isObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
+    if (!isPlainObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
       throw new DashboardApiError(
         400,
         'invalid_event',
@@ -60,7 +57,8 @@ function eventOf(request: SendRequest): Record<string, unknown> & { id: string; 
 }
 
 export function send(context: DashboardContext, body: unknown): Delivery[] {
-  if (!isObject(body)) throw new DashboardApiError(400, 'invalid_request', 'The body must be a JSON object.');
+  if (!isPlainObject(body))
+    throw new DashboardApiError(400, 'invalid_request', 'The body must be a JSON object.');
   const request = body as SendRequest;
   const sendCase = request.case ?? 'sent';
   if (!(CASES as readonly string[]).includes(sendCase)) {

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../parsing/plain-object.js';
 import type { AccountData } from './account.js';
 import { checkClient, type OAuthClient } from './oauth/clients.js';
 import { DELIVERY_STATUSES } from './resources.js';
@@ -96,18 +97,14 @@ const RECORD_CHECKS: Readonly<Record<keyof AccountData, Check>> = {
       : 'needs webhook_id, status (pending, succeeded or failed), attempts and event',
 };
 
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function checkAccount(value: unknown, where: string): AccountData {
-  if (!isObject(value)) throw new Error(`${where} must be an object`);
+  if (!isPlainObject(value)) throw new Error(`${where} must be an object`);
   const data: Partial<AccountData> = {};
   for (const [name, check] of Object.entries(RECORD_CHECKS) as [keyof AccountData, Check][]) {
     const list = value[name] ?? [];
     if (!Array.isArray(list)) throw new Error(`${where}.${name} must be an array`);
     list.forEach((item: unknown, index) => {
-      const problem = !isObject(item) || !isString(item.id) ? 'needs a string id' : check(item);
+      const problem = !isPlainObject(item) || !isString(item.id) ? 'needs a string id' : check(item);
       if (problem !== undefined) throw new Error(`${where}.${name}[${index}] ${problem}`);
     });
     (data as Record<string, unknown>)[name] = list;
@@ -117,7 +114,7 @@ function checkAccount(value: unknown, where: string): AccountData {
 
 function checkGrant(value: unknown, where: string): RefreshGrant {
   if (
-    !isObject(value) ||
+    !isPlainObject(value) ||
     !isString(value.token_hash) ||
     !isString(value.client_id) ||
     !isString(value.sub) ||
@@ -137,7 +134,7 @@ function checkGrant(value: unknown, where: string): RefreshGrant {
 
 function checkUsedToken(value: unknown, where: string): UsedRefreshToken {
   if (
-    !isObject(value) ||
+    !isPlainObject(value) ||
     !isString(value.token_hash) ||
     !isString(value.grant_id) ||
     typeof value.expires_at !== 'number'
@@ -148,7 +145,7 @@ function checkUsedToken(value: unknown, where: string): UsedRefreshToken {
 }
 
 function checkRevokedGrant(value: unknown, where: string): RevokedGrant {
-  if (!isObject(value) || !isString(value.grant_id) || typeof value.expires_at !== 'number') {
+  if (!isPlainObject(value) || !isString(value.grant_id) || typeof value.expires_at !== 'number') {
     throw new Error(`${where} needs grant_id and expires_at`);
   }
   return { grant_id: value.grant_id, expires_at: value.expires_at };
@@ -161,7 +158,7 @@ function arrayOf<T>(value: unknown, where: string, check: (item: unknown, where:
 }
 
 function fromVersion2(state: Fields): DataFile {
-  if (state.accounts !== undefined && !isObject(state.accounts))
+  if (state.accounts !== undefined && !isPlainObject(state.accounts))
     throw new Error('accounts must be an object');
   const accounts: Record<string, AccountData> = {};
   for (const [id, account] of Object.entries(state.accounts ?? {})) {
@@ -199,7 +196,7 @@ export function parseDataFile(
   } catch {
     return fail('is not valid JSON');
   }
-  if (!isObject(state) || (state.version !== 1 && state.version !== 2)) {
+  if (!isPlainObject(state) || (state.version !== 1 && state.version !== 2)) {
     return fail('is not a sandbox data file (no "version": 1 or 2)');
   }
   try {

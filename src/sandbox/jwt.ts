@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isPlainObject } from '../parsing/plain-object.js';
 
 /**
  * The claims the service documents for its JWTs; access tokens the sandbox issues add `client_id`, `jti`
@@ -40,9 +41,7 @@ function signature(signingInput: string, key: string): string {
 function decodeObject(segment: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return isPlainObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

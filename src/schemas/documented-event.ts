@@ -5,6 +5,7 @@ import type {
   WebhookEventMap,
   WebhookEventName,
 } from 'service-webhooks/core';
+import { isPlainObject } from '../parsing/plain-object.js';
 
 /** A field of `data` the spec documents for a resource, beyond `object` and `id`. */
 type DataField = 'name' | 'email';
@@ -14,10 +15,6 @@ type Issues = StandardSchemaIssue[] | undefined;
 
 /** A deliberately loose e-mail check: the service checks the format when the user is written. */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function add(issues: Issues, path: readonly PropertyKey[], message: string): StandardSchemaIssue[] {
   const list = issues ?? [];
@@ -40,7 +37,7 @@ function checkEnvelope(event: Record<string, unknown>, type: string, issues: Iss
   if (pending !== undefined && !(Number.isSafeInteger(pending) && (pending as number) >= 0))
     issues = add(issues, ['pending_webhooks'], 'must be a whole number from 0');
   if (request !== undefined && request !== null) {
-    if (!isRecord(request)) issues = add(issues, ['request'], 'must be an object');
+    if (!isPlainObject(request)) issues = add(issues, ['request'], 'must be an object');
     else if (request.id !== null && typeof request.id !== 'string')
       issues = add(issues, ['request', 'id'], 'must be a string or null');
   }
@@ -48,7 +45,7 @@ function checkEnvelope(event: Record<string, unknown>, type: string, issues: Iss
 }
 
 function checkData(data: unknown, resource: string, fields: readonly DataField[], issues: Issues): Issues {
-  if (!isRecord(data)) return add(issues, ['data'], 'must be an object');
+  if (!isPlainObject(data)) return add(issues, ['data'], 'must be an object');
   if (data.object !== resource) issues = add(issues, ['data', 'object'], `must be "${resource}"`);
   if (!isNonEmptyString(data.id)) issues = add(issues, ['data', 'id'], 'must be a non-empty string');
   for (const field of fields) {
@@ -76,7 +73,8 @@ export function documentedEvent<Type extends WebhookEventName>(
       version: 1 as const,
       vendor: 'service-webhooks',
       validate(value: unknown): StandardSchemaResult<WebhookEventMap[Type]> {
-        if (!isRecord(value)) return { issues: [{ message: 'must be an object (the event)', path: [] }] };
+        if (!isPlainObject(value))
+          return { issues: [{ message: 'must be an object (the event)', path: [] }] };
         const issues = checkData(value.data, resource, fields, checkEnvelope(value, type, undefined));
         return issues === undefined ? { value: value as unknown as WebhookEventMap[Type] } : { issues };
       },
