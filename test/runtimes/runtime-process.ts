@@ -29,7 +29,7 @@ function installed(name: string): string {
   const path = binary(name);
   if (!existsSync(path)) {
     throw new Error(
-      `${name} is not installed (${path} is missing): run \`npm run runtimes\`, or run this test in its tier (\`npx vitest run --project package\`), whose globalSetup installs it.`,
+      `${name} is not installed (${path} is missing): run \`npx tsx test/support/runtimes.ts\`, or run this test in its tier (\`npx vitest run --project package\`), whose globalSetup installs it.`,
     );
   }
   return path;
