@@ -2,8 +2,9 @@
 /**
  * Mutation testing of the framework-agnostic core (issue 30): `npm run test:mutation`. Not part of
  * .ci/run: a full run takes about 20 minutes on the 2-core machine (815 mutants, two test runners).
+ * StrykerJS is not a root devDependency: the script installs it on demand (test/support/mutation.ts).
  * Narrow a run while you work:
- * `npx stryker run --mutate src/guarded-run.ts`. Surviving mutants that are equivalent (or change only
+ * `npm run test:mutation -- --mutate src/guarded-run.ts`. Surviving mutants that are equivalent (or change only
  * performance) are listed, one line each, in stryker.survivors.md.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}

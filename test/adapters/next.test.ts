@@ -10,18 +10,20 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Webhooks } from 'service-webhooks';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoPath } from '../support/paths.js';
 import { type SpawnedProcess, spawnProcess } from '../support/process.js';
+import { runtimesPath } from '../support/runtimes.js';
 import { MAX_BODY_BYTES, runAdapterCases, SECRET, signedRequest } from './adapter-cases.js';
 import { sendHttp } from './http-client.js';
 
 const appDir = repoPath('examples', 'next');
-const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
+// Next.js and React come from the side install of test/support/runtimes (test/support/runtimes.ts), which
+// the package tier's globalSetup installs and links as examples/next/node_modules for the app's imports.
+const nextBin = runtimesPath('next', 'dist', 'bin', 'next');
 const BUILD_TIMEOUT_MS = 600_000;
 
 let target: Webhooks | undefined;

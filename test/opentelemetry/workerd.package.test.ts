@@ -14,12 +14,12 @@ import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
-import { Miniflare } from 'miniflare';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
 import { captureOutput, ROOT, run, versionOf } from '../runtimes/runtime-process.js';
 import { assertBuilt } from '../support/paths.js';
 import { waitForLine } from '../support/process.js';
+import { loadMiniflare } from '../support/runtimes.js';
 
 const WORKERS = fileURLToPath(new URL('./fixtures/workerd/', import.meta.url));
 const SECRET = 'whsec_workerd_telemetry';
@@ -27,6 +27,8 @@ const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(
   readFileSync(`${ROOT}examples/workers/wrangler.toml`, 'utf8'),
 )![1]!;
 const workerd = await versionOf(async () => (await run('workerd', ['--version'])).trim());
+// From the side install of test/support/runtimes, not the root node_modules (test/support/runtimes.ts).
+const Miniflare = await loadMiniflare();
 
 /**
  * What wrangler's esbuild step does with a Worker's modules. The platform is esbuild's default, as

@@ -1,21 +1,23 @@
 /**
  * Start a non-Node runtime (Bun, Deno) as its own process on an example receiver, and read runtime
- * versions for the test names. The runtimes are devDependencies: their binaries live in
- * node_modules/.bin, so CI needs nothing but `npm ci`.
+ * versions for the test names. The runtimes are not root devDependencies but the side install of
+ * test/support/runtimes/ (test/support/runtimes.ts says why), which the package tier's globalSetup
+ * installs: their binaries live in its node_modules/.bin, so CI needs nothing but `npm install`.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { assertBuilt as assertDist, binPath, ROOT } from '../support/paths.js';
+import { assertBuilt as assertDist, ROOT } from '../support/paths.js';
 import { captureOutput as capture, startProcess } from '../support/process.js';
+import { runtimeBinPath } from '../support/runtimes.js';
 import type { RuntimeReceiver } from './runtime-cases.js';
 
 export { ROOT };
 export const SECRET = 'whsec_runtime_cases';
 
-/** The absolute path of a binary in node_modules/.bin. */
-export const binary = binPath;
+/** The absolute path of a binary in the side install's node_modules/.bin. */
+export const binary = runtimeBinPath;
 
 /** `dist/` must exist: the runtimes import the built package, as users do. */
 export function assertBuilt(): void {
@@ -26,7 +28,9 @@ export function assertBuilt(): void {
 function installed(name: string): string {
   const path = binary(name);
   if (!existsSync(path)) {
-    throw new Error(`${name} is not installed (${path} is missing): run \`npm ci\`; it is a devDependency.`);
+    throw new Error(
+      `${name} is not installed (${path} is missing): run \`npx tsx test/support/runtimes.ts\`, or run this test in its tier (\`npx vitest run --project package\`), whose globalSetup installs it.`,
+    );
   }
   return path;
 }

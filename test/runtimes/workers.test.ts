@@ -9,21 +9,23 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
-import { Miniflare } from 'miniflare';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
+import { loadMiniflare, runtimesPath } from '../support/runtimes.js';
 import { runRuntimeCases } from './runtime-cases.js';
-import { assertBuilt, captureOutput, ROOT, run, SECRET, versionOf } from './runtime-process.js';
+import { assertBuilt, captureOutput, run, SECRET, versionOf } from './runtime-process.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/workers/', import.meta.url));
 const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(
   readFileSync(`${EXAMPLE}wrangler.toml`, 'utf8'),
 )![1]!;
 const miniflareVersion = (
-  JSON.parse(readFileSync(`${ROOT}node_modules/miniflare/package.json`, 'utf8')) as { version: string }
+  JSON.parse(readFileSync(runtimesPath('miniflare', 'package.json'), 'utf8')) as { version: string }
 ).version;
 const workerd = await versionOf(async () => (await run('workerd', ['--version'])).trim());
 const RUNTIME = `${workerd} (miniflare ${miniflareVersion})`;
+// From the side install of test/support/runtimes, not the root node_modules (test/support/runtimes.ts).
+const Miniflare = await loadMiniflare();
 
 /** What wrangler's esbuild step does with a Worker's modules. */
 const BUNDLE_OPTIONS = {
@@ -73,7 +75,7 @@ async function startWorker(
       output = captureOutput(stdout, stderr, async () => {});
     },
   });
-  let proxy: Miniflare | undefined;
+  let proxy: InstanceType<typeof Miniflare> | undefined;
   const close = async () => {
     await proxy?.dispose();
     await receiver.dispose();

@@ -2,13 +2,22 @@
  * globalSetup of the package tier (vitest.config.ts): build dist/ once, before any of its tests, with
  * `npm run build`, exactly as a release is built. The unit and integration tiers run on the sources and
  * never build. Set TEST_REUSE_BUILD=1 to keep an existing dist/ while iterating on the tests alone.
+ *
+ * First it installs the runtimes this tier runs the package on (Bun, Deno, workerd, Next.js), which
+ * are not root devDependencies (test/support/runtimes.ts says why); a no-op once they are installed.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { subpaths } from '../../subpaths.mjs';
 import { distPath, ROOT, repoPath } from './paths.js';
+import { ensureRuntimes } from './runtimes.js';
 
-export default function buildOnce(): void {
+export default async function setUpPackageTier(): Promise<void> {
+  await ensureRuntimes();
+  buildOnce();
+}
+
+function buildOnce(): void {
   if (process.env.TEST_REUSE_BUILD === '1' && existsSync(distPath('index.js'))) {
     console.info('[package tier] TEST_REUSE_BUILD=1: testing the dist/ already built.');
     return;

@@ -19,11 +19,6 @@ export function distPath(...segments: string[]): string {
   return repoPath('dist', ...segments);
 }
 
-/** The absolute path of a binary in node_modules/.bin (the runtimes are devDependencies). */
-export function binPath(name: string): string {
-  return repoPath('node_modules', '.bin', name);
-}
-
 /**
  * Fail, saying how to fix it, when the built files a test runs are missing. The package tier builds
  * them once in its globalSetup (test/support/build.global-setup.ts); the unit tier never needs them.
