@@ -11,7 +11,7 @@ const FIX =
  * Receive deliveries with `node:http`, or mount as Connect-style middleware on the webhook path. The
  * body is read within `maxBodyBytes` and the receiver's `bodyBudget`; the handler owns its route:
  * anything but POST is answered 405. A slow sender is bounded by the server's `requestTimeout`, so
- * pass one to `createServer` (see the README's "Slow senders").
+ * pass one to `createServer` (see "Slow senders" in the docs, https://service-webhooks.github.io/service-webhooks/frameworks/#slow-senders-server-timeouts).
  *
  * @example
  * ```ts

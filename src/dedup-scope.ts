@@ -62,7 +62,7 @@ const scopesByStore = new WeakMap<IdempotencyStore, Set<string>>();
  * Warn once when a second receiver in this process uses the same store with the same derived (or
  * unscoped) scope: if the two serve different registrations that share a secret, each would drop the
  * other's events as duplicates. An explicit namespace says the user meant it, so it is never warned
- * about. Only this process can be seen; README "Several registrations" says what holds across processes.
+ * about. Only this process can be seen; the docs' "Several registrations" recipe says what holds across processes.
  */
 export function noteSharedScope(
   store: IdempotencyStore,

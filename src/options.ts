@@ -9,7 +9,7 @@ import type { IdempotencyStore, InboxQueue, SecretOption, WebhookLogger, Webhook
 const FIRST_RETRY_SECONDS = SENDER_SCHEDULE.retryDelaysSeconds[0];
 const SENDER_TIMEOUT_MS = SENDER_SCHEDULE.attemptTimeoutMs;
 
-/** The defaults, each derived from the sender's schedule (README "Options" gives the reasons). */
+/** The defaults, each derived from the sender's schedule (the docs' Options page gives the reasons). */
 export const DEFAULTS = {
   maxBodyBytes: 1_048_576,
   leaseSeconds: 45,
@@ -66,7 +66,7 @@ function resolveStore(store: unknown): IdempotencyStore {
   for (const method of ['claim', 'complete', 'release'] as const) {
     if (typeof candidate?.[method] !== 'function') {
       throw new ConfigurationError(
-        `\`store\` must implement IdempotencyStore: its \`${method}\` method is missing. See "Writing your own store" in the README.`,
+        `\`store\` must implement IdempotencyStore: its \`${method}\` method is missing. See https://service-webhooks.github.io/service-webhooks/stores/custom.html`,
       );
     }
   }

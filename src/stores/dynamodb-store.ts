@@ -304,7 +304,7 @@ export class DynamoDBStore implements IdempotencyStore {
   /**
    * Create the table if it does not exist (on-demand capacity, partition key `pk` of type String), wait
    * until it is ACTIVE, and turn Time to Live on for `expiresAt` unless it already is. For development
-   * and tests: in production, declare the table with your infrastructure code (see the README).
+   * and tests: in production, declare the table with your infrastructure code (see the DynamoDB page of the docs, https://service-webhooks.github.io/service-webhooks/stores/dynamodb.html).
    * An endpoint without UpdateTimeToLive (dynalite) rejects with a `ConfigurationError` that says
    * to pass `{ timeToLive: false }`; the table is created by then.
    *

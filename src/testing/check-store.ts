@@ -126,7 +126,7 @@ export type StoreCheckReport =
       /** When the first failing history was found (ms from the start); the rest is shrinking. */
       readonly foundAfterMs: number;
       readonly violation: string;
-      /** The rule of README "Writing your own store" (1 to 8) that the history breaks. */
+      /** The store rule (1 to 8, docs: "Writing your own store", https://service-webhooks.github.io/service-webhooks/stores/custom.html#the-rules) that the history breaks. */
       readonly rule: number;
       readonly history: string;
       readonly shrinks: number;

@@ -3,7 +3,7 @@ import { checkLinearizable, type KeyVerdict, type ObservedCall, UNKNOWN } from '
 import type { ModelRecord, StoreAnswer } from './store-model.js';
 
 /**
- * Why a history is not linearizable, in the words of the store rules: the rule broken (README "Writing
+ * Why a history is not linearizable, in the words of the store rules: the rule broken (docs: "Writing
  * your own store", 1 to 8), a one-line summary, the call no order explains (`callId`), one order of the
  * calls before it that the model does explain (`explained`, call ids), and a sentence with the times.
  *

@@ -1,5 +1,5 @@
 /**
- * The executable form of the README's "What is guaranteed, precisely" for inbox engines: each test
+ * The executable form of the docs' "What is guaranteed" (https://service-webhooks.github.io/service-webhooks/inbox/#what-is-guaranteed) for inbox engines: each test
  * drives an engine through {@link InboxUnderTest} with real receivers (createWebhooks) on one shared
  * in-memory store, and throws {@link InboxConformanceError} naming the rule broken and what it saw.
  */
@@ -180,7 +180,7 @@ function checkOptions(options: InboxConformanceOptions): void {
 }
 
 /**
- * The executable form of the inbox contract (the README's "What is guaranteed, precisely"), for
+ * The executable form of the inbox contract (the docs' "What is guaranteed"), for
  * every engine: BullMQ, SQS, pg-boss, yours. Registers one describe block whose tests each build
  * real receivers on one shared in-memory store (the store contract's reference model) over a fresh inbox from `createInbox`, and fail with
  * {@link InboxConformanceError} naming the rule broken: acknowledged only once durable; a second

@@ -117,7 +117,7 @@ export interface HistoryPlan {
 }
 
 /**
- * The longest key the core builds: the receiver's dedup scope and the event id (README, rule 7).
+ * The longest key the core builds: the receiver's dedup scope and the event id (the store rules, rule 7: docs, "Writing your own store").
  *
  * @example
  * ```ts
@@ -127,7 +127,7 @@ export interface HistoryPlan {
 export const MAX_KEY_LENGTH = 400;
 
 /**
- * Families of keys that a store is known to merge (README rule 7: keys are opaque strings of up to 400
+ * Families of keys that a store is known to merge (store rule 7: keys are opaque strings of up to 400
  * characters; distinct keys never share a record): each pair differs only in what one real store or
  * another has been seen to ignore. A history draws one or two families, so its clients work on keys
  * that a store keeping keys intact keeps apart, and a lossy one merges.

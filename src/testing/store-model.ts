@@ -72,7 +72,7 @@ export interface ModelStep {
 }
 
 /**
- * The sequential specification of the store rules (README "Writing your own store", DESIGN.md "store
+ * The sequential specification of the store rules (the docs' "Writing your own store", DESIGN.md "store
  * semantics"): every way `call` can go from `record`, one per answer the rules allow. Rules 1 to 4
  * and 6 are here; the checker adds 5 (one atomic step: every concurrent history must be explained by
  * some order of these steps), 7 (keys intact: each key is a record of its own, and keys that differ

@@ -1,6 +1,6 @@
 /**
  * A sender that trickles its body (headers, then one byte per second) is cut off by the server's own
- * timeouts, configured as the README recommends: node:http's `requestTimeout`, enforced every
+ * timeouts, configured as the docs recommend: node:http's `requestTimeout`, enforced every
  * `connectionsCheckingInterval`, so the connection closes within requestTimeout + interval. The same
  * holds for Express (it runs on node:http) and Fastify (its `requestTimeout`, with `http` options
  * passed to node:http). The tests scale the recommended values down to keep each under ~3 s.
@@ -21,7 +21,7 @@ import { SECRET } from './adapter-cases.js';
 const REQUEST_TIMEOUT_MS = 2_000;
 const CHECK_INTERVAL_MS = 500;
 /**
- * What the README documents: a request is closed at the first check after its timeout, so at most one
+ * What the docs document: a request is closed at the first check after its timeout, so at most one
  * interval late. The checks run on a timer from `listen`, and a timer fires late, never early: a
  * request that starts just after a check (as these do, right after listen) is closed a few
  * milliseconds past requestTimeout + interval, which the slack covers.
@@ -29,7 +29,7 @@ const CHECK_INTERVAL_MS = 500;
 const TIMER_SLACK_MS = 200;
 const BOUND_MS = REQUEST_TIMEOUT_MS + CHECK_INTERVAL_MS + TIMER_SLACK_MS;
 
-/** The node:http options the README recommends, scaled down. */
+/** The node:http options the docs recommend, scaled down. */
 const serverOptions = {
   requestTimeout: REQUEST_TIMEOUT_MS,
   headersTimeout: REQUEST_TIMEOUT_MS,
@@ -159,7 +159,7 @@ describe.concurrent('a 1-byte-per-second sender is cut off within requestTimeout
   });
 });
 
-describe('the defaults the README warns about', () => {
+describe('the defaults the docs warn about', () => {
   test('node:http: requestTimeout 300 s, headersTimeout 60 s, checked every 30 s', () => {
     const server = createServer();
     expect(server.requestTimeout).toBe(300_000);

@@ -1,7 +1,7 @@
 /**
  * The sandbox as users run it, a process of its own: the OAuth flags walked by a `fetch` client, and
  * delivery to an HTTPS receiver with a self-signed certificate, trusted through NODE_EXTRA_CA_CERTS as
- * the README tells.
+ * the docs tell.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -172,7 +172,7 @@ describe('handlers that outlive the lease', () => {
     expect(errors.map((error) => error.code)).toEqual(['handler_timeout']);
   }, 10_000);
 
-  test('without renew in the store, the same handler runs twice: what the README says such a store costs', async () => {
+  test('without renew in the store, the same handler runs twice: what the docs say such a store costs', async () => {
     const webhooks = createWebhooks({
       secret: 'whsec_long',
       store: storeWithoutRenew(),

@@ -8,7 +8,7 @@
  * page on another origin, or on a rebound DNS name, can neither read nor act.
  *
  * Screenshots of the main views are taken every run; `UPDATE_SCREENSHOTS=1` writes them into
- * docs/images for the README.
+ * docs/images for the README and the docs.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
  * The door while the queue's Redis is down, hung, or not up yet: every delivery is answered 503
  * inbox_unavailable (with Retry-After) within the deadline, and no delivery is answered 200 unless its
- * event was written. The queue's Redis runs with `appendfsync always`, as the README advises, so an
+ * event was written. The queue's Redis runs with `appendfsync always`, as the docs advise, so an
  * acknowledged event survives Redis being killed; the store runs on a Redis of its own, so the
  * queue's outage is what the door meets.
  */

@@ -5,7 +5,7 @@
  * delivery over real HTTP makes one trace: the HTTP server span, `webhook.delivery` its child, and the
  * span the handler starts the delivery's child.
  *
- * It also measures the two ways of getting it wrong, so that the README's form is there for a reason:
+ * It also measures the two ways of getting it wrong, so that the docs' form is there for a reason:
  * the SDK started inside the app after node:http was imported records no HTTP span in any of the
  * three (the delivery becomes a trace's root), and `--import` without the loader hook loses the
  * node:http app's HTTP span (Express and Fastify load node:http with require(), which the

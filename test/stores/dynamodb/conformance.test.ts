@@ -18,7 +18,7 @@ const tableName = uniqueTableName('conformance');
  * ReturnValuesOnConditionCheckFailure, so each lost claim costs it a second request (a consistent
  * GetItem). The suite's per-call deadline is raised for this emulator from its default 1 s; what it
  * checks (exactly one claim wins, the rest answer in_progress) is unchanged. faults.test.ts measures
- * the README's fail-fast client against storeTimeoutMs.
+ * the docs' fail-fast client against storeTimeoutMs.
  */
 const CALL_DEADLINE_MS = 5_000;
 const PATIENT = {

@@ -33,7 +33,7 @@ export async function startDynalite(): Promise<RunningDynalite> {
 }
 
 /**
- * What the README recommends: one attempt, a request timeout well within the core's storeTimeoutMs
+ * What the docs recommend: one attempt, a request timeout well within the core's storeTimeoutMs
  * (2 s) that throws, and sockets for as many concurrent calls as the receiver makes (the SDK's default
  * is 50; a request queued for a socket counts against both timeouts).
  */

@@ -2,7 +2,7 @@
  * DynamoDBStore when DynamoDB is down or hangs, measured. The endpoint is dynalite (an implementation of
  * the DynamoDB API that runs on this machine, not AWS) behind a TCP proxy of the test's own, which
  * forwards, refuses connections (nothing listening: down) or accepts them and never answers (slow).
- * Two client configurations are compared: the README's fail-fast one (maxAttempts 1, a 1 s request
+ * Two client configurations are compared: the docs' fail-fast one (maxAttempts 1, a 1 s request
  * timeout that throws) and the SDK's defaults (3 attempts, no timeout), which only the core's
  * storeTimeoutMs bounds. Every case prints what it measured.
  */

@@ -36,7 +36,7 @@ afterAll(async () => {
  * deadline. Not a delay before the request leaves: DynamoDB conditions have no server clock, so the
  * store reads the writer's clock (Date.now()) as it builds the request, and a lease counts from then.
  * A request held back for longer than a short lease would be written already ended, which the model,
- * counting a lease from when its write takes effect, rightly flags; with the README's 45 s leases and
+ * counting a lease from when its write takes effect, rightly flags; with the docs' 45 s leases and
  * a 1 s request timeout it cannot happen.
  */
 function faulty(fault: StoreCheckContext['fault']): DynamoDBClient {

@@ -14,7 +14,7 @@ import { sleep } from '../../support/sleep.js';
 let server: StandaloneRedis;
 const clients: Redis[] = [];
 
-/** A client as the README recommends it: fail fast while Redis is unreachable. */
+/** A client as the docs recommend it: fail fast while Redis is unreachable. */
 async function client(): Promise<Redis> {
   const redis = new Redis(server.url, {
     enableOfflineQueue: false,

@@ -31,7 +31,7 @@ const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;
 const MARGIN_MS = 500;
 const LEASE_SECONDS = 2;
 
-/** What the README recommends. */
+/** What the docs recommend. */
 const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 };
 
 const figures: string[] = [];

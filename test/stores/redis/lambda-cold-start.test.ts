@@ -1,5 +1,5 @@
 /**
- * RedisStore and a client's first connection (issue 22, item 4). With the README's fail-fast options
+ * RedisStore and a client's first connection (issue 22, item 4). With the docs' fail-fast options
  * (`enableOfflineQueue: false`), a command sent before the client is ready fails at once; on Lambda the
  * client is created in the init phase and the first invocation arrives a moment later, so every cold
  * start answered its first delivery 503. The store now waits for the first connection (bounded), and
@@ -38,7 +38,7 @@ const STORE_TIMEOUT_MS = DEFAULTS.storeTimeoutMs;
 const MARGIN_MS = 500;
 /** What "fails fast" means here: well under the store's 1 s wait for a first connection. */
 const FAST_MS = 250;
-/** What the README recommends. */
+/** What the docs recommend. */
 const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 } as const;
 
 const COLD_START = fileURLToPath(new URL('./fixtures/lambda-cold-start.ts', import.meta.url));
@@ -137,7 +137,7 @@ async function listenersLeft(client: Redis): Promise<number[]> {
   return (['ready', 'close', 'end'] as const).map((name) => client.listenerCount(name));
 }
 
-describe('RedisStore on a Lambda cold start (the README options)', () => {
+describe('RedisStore on a Lambda cold start (the docs' options)', () => {
   test('the first delivery, made while the new client is still connecting, is handled: 200, handler run once', async () => {
     const result = await coldStart({ REDIS_URL: standalone.url });
     expect(result.clientStatus).toBe('connecting');
