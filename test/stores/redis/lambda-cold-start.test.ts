@@ -137,7 +137,7 @@ async function listenersLeft(client: Redis): Promise<number[]> {
   return (['ready', 'close', 'end'] as const).map((name) => client.listenerCount(name));
 }
 
-describe('RedisStore on a Lambda cold start (the docs' options)', () => {
+describe("RedisStore on a Lambda cold start (the docs' options)", () => {
   test('the first delivery, made while the new client is still connecting, is handled: 200, handler run once', async () => {
     const result = await coldStart({ REDIS_URL: standalone.url });
     expect(result.clientStatus).toBe('connecting');
