@@ -2,7 +2,7 @@
  * `npm run docs:build` (and `docs:dev` with --dev): the docs site from the repository, in this order, each
  * step failing the whole on an error:
  * 1. install the site's own tools (docs/package.json, its lockfile) when they are missing or changed, so a
- *    receiver's `npm install` never carries them;
+ *    receiver's `npm install` never carries them (a side install, scripts/side-install.ts: hence tsx);
  * 2. compile every TypeScript block of the pages against the built package (scripts/docs/check-snippets.mjs);
  * 3. generate the API reference from the TSDoc into docs/api (TypeDoc, one module per public subpath);
  * 4. render the diagrams (scripts/docs/diagrams.mjs);
@@ -10,11 +10,11 @@
  *    page as Markdown, and check every link, anchors and repository paths included.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { subpaths } from '../../subpaths.mjs';
+import { ensureSideInstall } from '../side-install.ts';
 import { checkSnippets } from './check-snippets.mjs';
 import { renderDiagrams } from './diagrams.mjs';
 import { checkLinks, REPOSITORY, SITE } from './links.mjs';
@@ -31,15 +31,12 @@ const started = performance.now();
 const say = (message) =>
   console.log(`docs: ${message} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 
-export function installTools() {
-  const lock = readFileSync(join(DOCS, 'package-lock.json'));
-  const stamp = join(DOCS, 'node_modules', '.service-webhooks-docs-lock');
-  const hash = createHash('sha256').update(lock).digest('hex');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return false;
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', DOCS], { stdio: 'inherit' });
-  writeFileSync(stamp, hash);
-  return true;
-}
+/** The site's own tools, a side install (scripts/side-install.ts) from docs/package-lock.json. */
+export const DOCS_TOOLS = {
+  dir: DOCS,
+  label: "the docs site's tools (VitePress, TypeDoc, Mermaid)",
+  byHand: 'npm run docs:build',
+};
 
 export function generateApiReference() {
   rmSync(join(DOCS, 'api'), { recursive: true, force: true });
@@ -96,7 +93,7 @@ const run = (args) =>
   });
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  if (installTools()) say('installed the site tools (docs/package-lock.json)');
+  await ensureSideInstall(DOCS_TOOLS);
   if (!dev) {
     const { blocks, errors } = await checkSnippets();
     if (errors.length > 0) {

@@ -1,7 +1,7 @@
 /**
  * `npm run test:mutation` (stryker.config.mjs): StrykerJS, installed on demand. Stryker and its
  * vitest runner (about 55 MB with Babel and RxJS) are run by hand only, never by CI, so they are not
- * root devDependencies but a side install (test/support/side-install.ts), test/support/mutation/,
+ * root devDependencies but a side install (scripts/side-install.ts), test/support/mutation/,
  * pinned by its package-lock.json. This installs it when missing (a no-op otherwise), then runs its
  * `stryker` with the arguments given: `npm run test:mutation -- --mutate src/guarded-run.ts`.
  *
@@ -10,8 +10,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { ensureSideInstall, type SideInstall } from '../../scripts/side-install.js';
 import { ROOT, repoPath } from './paths.js';
-import { ensureSideInstall, type SideInstall } from './side-install.js';
 
 const MUTATION: SideInstall = {
   dir: repoPath('test', 'support', 'mutation'),

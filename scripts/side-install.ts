@@ -1,8 +1,9 @@
 /**
  * A side install: a folder of the repository with its own package.json and committed package-lock.json,
  * installed on demand into its own node_modules (gitignored) by the test tier or tool that needs it,
- * rather than by every contributor's `npm install`. test/support/runtimes (Bun, Deno, workerd, Next.js
- * for the package tier) and test/support/mutation (StrykerJS for `npm run test:mutation`) are two.
+ * rather than by every contributor's `npm install`. There are three: test/support/runtimes (Bun, Deno,
+ * workerd, Next.js for the package tier), test/support/mutation (StrykerJS for `npm run test:mutation`)
+ * and docs/ (VitePress, TypeDoc and Mermaid for `npm run docs:build`).
  *
  * `ensureSideInstall()` runs `npm ci` there. It does nothing when the install is in place and was made
  * from the files as they are now: a hash of package.json, package-lock.json and .npmrc is stored in the
@@ -28,7 +29,9 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { repoPath } from './paths.js';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The files that define a side install: copied into the staging folder, and hashed. */
 const DEFINITION = ['package.json', 'package-lock.json', '.npmrc'];
@@ -82,7 +85,7 @@ export async function ensureSideInstall(install: SideInstall): Promise<void> {
 
 async function installInto(install: SideInstall): Promise<void> {
   const started = performance.now();
-  const where = relative(repoPath(), install.dir);
+  const where = relative(ROOT, install.dir);
   const staging = join(install.dir, `.staging-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging);
