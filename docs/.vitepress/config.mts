@@ -8,12 +8,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DefaultTheme, defineConfig } from 'vitepress';
 import { diagramFileName, diagramTitle } from '../../scripts/docs/diagram-names.mjs';
+import { REPOSITORY, SITE_BASE } from '../../scripts/docs/links.mjs';
 import { CUT } from '../../scripts/docs/snippets.mjs';
 import { guide } from './sidebar.mjs';
 
-const REPOSITORY = 'https://github.com/service-webhooks/service-webhooks';
-/** GitHub Pages serves the site under the repository's name; DOCS_BASE=/ for a site of its own. */
-const base = process.env.DOCS_BASE ?? '/service-webhooks/';
+/** Served under package.json's homepage path (GitHub Pages: the repository's name); DOCS_BASE=/ for a site of its own. */
+const base = process.env.DOCS_BASE ?? SITE_BASE;
 
 const apiSidebarFile = fileURLToPath(new URL('../api/typedoc-sidebar.json', import.meta.url));
 const apiSidebar: DefaultTheme.SidebarItem[] = existsSync(apiSidebarFile)

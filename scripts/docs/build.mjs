@@ -17,12 +17,12 @@ import { subpaths } from '../../subpaths.mjs';
 import { ensureSideInstall } from '../side-install.ts';
 import { checkSnippets } from './check-snippets.mjs';
 import { renderDiagrams } from './diagrams.mjs';
-import { checkLinks, REPOSITORY, SITE } from './links.mjs';
+import { checkLinks, REPOSITORY, SITE, SITE_BASE } from './links.mjs';
 import { writeLlmsFiles } from './llms.mjs';
 import { DOCS, ROOT } from './snippets.mjs';
 
 const dev = process.argv.includes('--dev');
-const base = process.env.DOCS_BASE ?? '/service-webhooks/';
+const base = process.env.DOCS_BASE ?? SITE_BASE;
 const siteUrl = `${SITE}${base}`;
 const outDir = join(DOCS, '.vitepress', 'dist');
 const bin = (name) => join(DOCS, 'node_modules', '.bin', name);

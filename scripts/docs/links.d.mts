@@ -2,6 +2,7 @@
 export const REPOSITORY: string;
 export const SITE: string;
 export const HOMEPAGE: string;
+export const SITE_BASE: string;
 export function checkLinks(site: { outDir: string; base: string }): {
   links: number;
   broken: { page: string; href: string; reason: string }[];

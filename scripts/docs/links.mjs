@@ -8,7 +8,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { ROOT } from './snippets.mjs';
 
-export const REPOSITORY = 'https://github.com/service-webhooks/service-webhooks';
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+/** The repository on GitHub, from package.json's `repository` (the one place it is written). */
+export const REPOSITORY = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
 
 const htmlFiles = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -73,10 +75,10 @@ export function checkLinks({ outDir, base }) {
   return { links, broken };
 }
 
-/** The site's public address, as the README links to it. */
-export const SITE = 'https://service-webhooks.github.io';
-/** The published site, package.json's `homepage`. */
-export const HOMEPAGE = `${SITE}/service-webhooks/`;
+/** The published site, package.json's `homepage`: its origin, and the path it is served under. */
+export const HOMEPAGE = manifest.homepage;
+export const SITE = new URL(HOMEPAGE).origin;
+export const SITE_BASE = new URL(HOMEPAGE).pathname;
 
 /**
  * The README's links, which GitHub and npm show: a link to the site must reach a built page (and its
