@@ -1,9 +1,12 @@
 import { InvalidRequestError } from './errors.js';
-import { isPlainObject } from './parsing/plain-object.js';
 import type { WebhookEvent } from './types.js';
 
 /** Longest event id accepted: ids are store keys, so they are bounded. */
 export const MAX_EVENT_ID_LENGTH = 255;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /**
  * Parse a verified body and check the envelope fields the receiver relies on: `id` (the dedup key),
