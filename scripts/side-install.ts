@@ -1,8 +1,8 @@
 /**
  * A side install: a folder of the repository with its own package.json and committed package-lock.json,
  * installed on demand into its own node_modules (gitignored) by the test tier or tool that needs it,
- * rather than by every contributor's `npm install`. There are three: test/support/runtimes (Bun, Deno,
- * workerd, Next.js for the package tier), test/support/mutation (StrykerJS for `npm run test:mutation`)
+ * rather than by every contributor's `npm install`. There are three: scripts/side-installs/runtimes (Bun, Deno,
+ * workerd, Next.js for the package tier), scripts/side-installs/mutation (StrykerJS for `npm run test:mutation`)
  * and docs/ (VitePress, TypeDoc and Mermaid for `npm run docs:build`).
  *
  * `ensureSideInstall()` runs `npm ci` there. It does nothing when the install is in place and was made

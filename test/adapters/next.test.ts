@@ -21,7 +21,7 @@ import { MAX_BODY_BYTES, runAdapterCases, SECRET, signedRequest } from './adapte
 import { sendHttp } from './http-client.js';
 
 const appDir = repoPath('examples', 'next');
-// Next.js and React come from the side install of test/support/runtimes (test/support/runtimes.ts), which
+// Next.js and React come from the side install of scripts/side-installs/runtimes (test/support/runtimes.ts), which
 // the package tier's globalSetup installs and links as examples/next/node_modules for the app's imports.
 const nextBin = runtimesPath('next', 'dist', 'bin', 'next');
 const BUILD_TIMEOUT_MS = 600_000;

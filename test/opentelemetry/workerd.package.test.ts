@@ -27,7 +27,7 @@ const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(
   readFileSync(`${ROOT}examples/workers/wrangler.toml`, 'utf8'),
 )![1]!;
 const workerd = await versionOf(async () => (await run('workerd', ['--version'])).trim());
-// From the side install of test/support/runtimes, not the root node_modules (test/support/runtimes.ts).
+// From the side install of scripts/side-installs/runtimes, not the root node_modules (test/support/runtimes.ts).
 const Miniflare = await loadMiniflare();
 
 /**

@@ -1,5 +1,5 @@
 /**
- * examples/bun on the real Bun runtime (the `bun` package of test/support/runtimes): `bun run examples/bun/server.ts`,
+ * examples/bun on the real Bun runtime (the `bun` package of scripts/side-installs/runtimes): `bun run examples/bun/server.ts`,
  * `Bun.serve` on port 0, the built package resolved by its package.json exports (self-reference, as
  * the Node examples do). Bun applies the nearest tsconfig.json's `paths` to every file, and the
  * repository root's map service-webhooks to the sources (dist/web.js would load src/ beside dist/):

@@ -1,5 +1,5 @@
 /**
- * examples/deno on the real Deno runtime (the `deno` package of test/support/runtimes): `deno run` in the example's
+ * examples/deno on the real Deno runtime (the `deno` package of scripts/side-installs/runtimes): `deno run` in the example's
  * folder, `Deno.serve` on port 0. Its deno.json sets `"nodeModulesDir": "manual"`: bare imports
  * resolve through package.json and the node_modules npm installed, so Deno loads the same built files
  * a Node user gets (npm: specifiers would fetch the published package from the registry instead, and

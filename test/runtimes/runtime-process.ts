@@ -1,7 +1,7 @@
 /**
  * Start a non-Node runtime (Bun, Deno) as its own process on an example receiver, and read runtime
  * versions for the test names. The runtimes are not root devDependencies but the side install of
- * test/support/runtimes/ (test/support/runtimes.ts says why), which the package tier's globalSetup
+ * scripts/side-installs/runtimes/ (test/support/runtimes.ts says why), which the package tier's globalSetup
  * installs: their binaries live in its node_modules/.bin, so CI needs nothing but `npm install`.
  */
 import { execFile } from 'node:child_process';

@@ -24,7 +24,7 @@ const miniflareVersion = (
 ).version;
 const workerd = await versionOf(async () => (await run('workerd', ['--version'])).trim());
 const RUNTIME = `${workerd} (miniflare ${miniflareVersion})`;
-// From the side install of test/support/runtimes, not the root node_modules (test/support/runtimes.ts).
+// From the side install of scripts/side-installs/runtimes, not the root node_modules (test/support/runtimes.ts).
 const Miniflare = await loadMiniflare();
 
 /** What wrangler's esbuild step does with a Worker's modules. */

@@ -1,11 +1,11 @@
 /**
  * `npm run test:mutation` (stryker.config.mjs): StrykerJS, installed on demand. Stryker and its
  * vitest runner (about 55 MB with Babel and RxJS) are run by hand only, never by CI, so they are not
- * root devDependencies but a side install (scripts/side-install.ts), test/support/mutation/,
+ * root devDependencies but a side install (scripts/side-install.ts), scripts/side-installs/mutation/,
  * pinned by its package-lock.json. This installs it when missing (a no-op otherwise), then runs its
  * `stryker` with the arguments given: `npm run test:mutation -- --mutate src/guarded-run.ts`.
  *
- * The runner's vitest is the repository's own: test/support/mutation/.npmrc keeps npm from
+ * The runner's vitest is the repository's own: scripts/side-installs/mutation/.npmrc keeps npm from
  * installing a second copy there, and Node finds the root one by walking up from that folder.
  */
 import { spawn } from 'node:child_process';
@@ -14,8 +14,8 @@ import { ensureSideInstall, type SideInstall } from '../../scripts/side-install.
 import { ROOT, repoPath } from './paths.js';
 
 const MUTATION: SideInstall = {
-  dir: repoPath('test', 'support', 'mutation'),
-  label: 'StrykerJS (test/support/mutation)',
+  dir: repoPath('scripts', 'side-installs', 'mutation'),
+  label: 'StrykerJS (scripts/side-installs/mutation)',
   byHand: 'npm run test:mutation',
 };
 

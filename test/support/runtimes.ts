@@ -2,7 +2,7 @@
  * The runtimes and frameworks the package tier runs the built package on: Bun, Deno, workerd (through
  * miniflare) and Next.js with React. They weigh about 650 MB, more than everything else a contributor
  * installs, and only the package tier uses them; so they are not root devDependencies but a side
- * install (scripts/side-install.ts), test/support/runtimes/, whose package.json and committed
+ * install (scripts/side-install.ts), scripts/side-installs/runtimes/, whose package.json and committed
  * package-lock.json pin them, and a fresh clone's `npm install` stays small.
  *
  * The package tier's globalSetup (test/support/build.global-setup.ts) calls `ensureRuntimes()` once
@@ -19,7 +19,7 @@ import { ensureSideInstall, type SideInstall } from '../../scripts/side-install.
 import { repoPath } from './paths.js';
 
 const RUNTIMES: SideInstall = {
-  dir: repoPath('test', 'support', 'runtimes'),
+  dir: repoPath('scripts', 'side-installs', 'runtimes'),
   label: 'the test runtimes (Bun, Deno, workerd, Next.js)',
   byHand: 'npx tsx test/support/runtimes.ts',
 };
