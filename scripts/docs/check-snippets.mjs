@@ -44,7 +44,11 @@ export async function checkSnippets({ pages = documentationFiles() } = {}) {
       const file = join(OUT, `${page.replace(/^\//, '').replace(/[/.]/g, '_')}--${index + 1}.ts`);
       // `export {}` makes a block without imports a module too, so blocks never share globals.
       writeFileSync(file, `${block.code}\nexport {};\n`);
-      origins.set(file, { page, line: block.line });
+      origins.set(file, {
+        page,
+        line: block.line,
+        augments: /^\s*declare\s+(module\s+['"]|global\b)/m.test(block.code),
+      });
     });
   }
   const options = {
@@ -62,7 +66,7 @@ export async function checkSnippets({ pages = documentationFiles() } = {}) {
   // A block that augments a module (`declare module 'service-webhooks'`) or the globals changes the
   // types every file of its program sees: each such block is a program of its own, so another block
   // cannot compile only thanks to it. The rest share one program (one check of all is seconds).
-  const augments = (file) => /^\s*declare\s+(module\s+['"]|global\b)/m.test(readFileSync(file, 'utf8'));
+  const augments = (file) => origins.get(file).augments;
   const files = [...origins.keys()];
   const groups = [files.filter((file) => !augments(file)), ...files.filter(augments).map((file) => [file])];
   let oldProgram;
