@@ -5,7 +5,12 @@
  *
  * @packageDocumentation
  */
-import { ConfigurationError, type DeliveryRecord, type WebhookLogger } from 'service-webhooks/core';
+import {
+  ConfigurationError,
+  type DeliveryRecord,
+  KEEPS_STDERR,
+  type WebhookLogger,
+} from 'service-webhooks/core';
 import {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,
@@ -90,12 +95,23 @@ const PREFIX = '[service-webhooks] devReporter:';
 
 type Level = ReceiverReport['level'];
 
-const NO_OP: DevReporter = Object.freeze({
-  info() {},
-  warn() {},
-  error() {},
-  flush: () => Promise.resolve(),
-});
+/**
+ * Without a logger of yours, the reporter only looks on: the receiver still says on stderr what it says
+ * without a logger (a failure, a wrong secret), whether or not a dashboard takes the reports. Left in
+ * production, it hides nothing.
+ */
+function lookingOn<Logger extends object>(logger: Logger): Logger {
+  return Object.defineProperty(logger, KEEPS_STDERR, { value: true });
+}
+
+const NO_OP: DevReporter = Object.freeze(
+  lookingOn<DevReporter>({
+    info() {},
+    warn() {},
+    error() {},
+    flush: () => Promise.resolve(),
+  }),
+);
 
 /**
  * A logger for `createWebhooks({ logger })` that reports every answered delivery to the local dashboard
@@ -238,12 +254,13 @@ class Reporter {
   }
 
   logger(): DevReporter {
-    return {
+    const logger: DevReporter = {
       info: (record, message) => this.#log('info', record, message),
       warn: (record, message) => this.#log('warn', record, message),
       error: (record, message) => this.#log('error', record, message),
       flush: () => this.#flush(),
     };
+    return this.#inner === undefined ? lookingOn(logger) : logger;
   }
 
   #log(level: Level, record: DeliveryRecord, message: string | undefined): unknown {

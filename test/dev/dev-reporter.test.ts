@@ -515,6 +515,87 @@ describe('devReporter without a dashboard to report to', () => {
   });
 });
 
+/** What fixtures/failing-receiver.ts printed, run with LOGGER (and SERVICE_WEBHOOKS_DEV_URL when given). */
+async function runFailingReceiver(
+  logger: 'none' | 'reporter',
+  devUrl = '',
+): Promise<{ stdout: string; stderr: string }> {
+  const script = fileURLToPath(new URL('./fixtures/failing-receiver.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script],
+      {
+        env: { ...process.env, LOGGER: logger, [DEV_URL_ENV]: devUrl, NODE_ENV: 'development' },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${error.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+          : resolve({ stdout, stderr }),
+    );
+  });
+}
+
+/** stderr without the reporter's own lines (a dashboard it could not reach). */
+function withoutReporterLines(stderr: string): string {
+  return stderr
+    .split('\n')
+    .filter((line) => !line.startsWith('[service-webhooks] devReporter:'))
+    .join('\n');
+}
+
+describe('devReporter leaves stderr as it is without a logger', () => {
+  test('a handler failure and a wrong secret print the same on stderr with logger: devReporter(), with no dashboard, an unreachable one, or one that takes the reports', async () => {
+    dashboard = await startDashboard();
+    const [plain, noUrl, unreachable, reported] = await Promise.all([
+      runFailingReceiver('none'),
+      runFailingReceiver('reporter'),
+      closedPortUrl().then((url) => runFailingReceiver('reporter', url)),
+      runFailingReceiver('reporter', dashboard.reportUrl),
+    ]);
+    // What a receiver without a logger says: the failure with its causes, then the wrong secret.
+    expect(plain.stdout.trim()).toBe('500 401 401 401');
+    expect(plain.stderr).toContain(
+      '[service-webhooks] HandlerFailedError (handler_failed): A handler threw while handling the event.',
+    );
+    expect(plain.stderr).toContain('could not mark the invoice unpaid');
+    expect(plain.stderr).toContain('the ledger is down');
+    expect(plain.stderr).toContain('were refused with invalid_signature');
+
+    expect(noUrl.stdout).toBe(plain.stdout);
+    expect(noUrl.stderr).toBe(plain.stderr);
+    expect(unreachable.stdout).toBe(plain.stdout);
+    expect(unreachable.stderr).toMatch(/^\[service-webhooks\] devReporter: could not reach the dashboard/m);
+    expect(withoutReporterLines(unreachable.stderr)).toBe(plain.stderr);
+    // With a dashboard, the reports go there and stderr still says what it says without the reporter.
+    expect(reported.stdout).toBe(plain.stdout);
+    expect(reported.stderr).toBe(plain.stderr);
+    expect(dashboard.records().map((report) => report.status)).toEqual([500, 401, 401, 401]);
+  }, 60_000);
+
+  test('with a logger of your own, that logger gets the failure: no dashboard, or one that cannot be reached', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+    for (const url of [undefined, await closedPortUrl()]) {
+      const inner = recordingLogger();
+      const reporter = devReporter({ url, logger: inner.logger });
+      const webhooks = createWebhooks({ secret: SECRETS[0]!, logger: reporter });
+      webhooks.on('payment.failed', () => {
+        throw new Error('the ledger is down');
+      });
+      const answer = await deliver(webhooks, createTestEvent('payment.failed'), { secret: SECRETS[0]! });
+      expect(answer.status).toBe(500);
+      await reporter.flush?.();
+      expect(inner.calls.map((call) => [call.level, call.message])).toEqual([
+        ['error', 'webhook delivery failed'],
+      ]);
+      expect(inner.calls[0]!.record.err?.cause).toEqual(new Error('the ledger is down'));
+    }
+    // Your logger shows failures, so the receiver does not print them a second time.
+    expect(error).not.toHaveBeenCalled();
+  });
+});
+
 describe('devReporter options', () => {
   test.each([
     [{ url: 'not a url' }, /devReporter\(\{ url \}\) is not a URL/],
