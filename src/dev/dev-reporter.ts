@@ -1,7 +1,8 @@
 /**
  * `devReporter()`: a `WebhookLogger` that also tells the local dashboard of `service-webhooks dev` what
  * the receiver decided about each delivery (outcome, status, code, duration, error with its causes,
- * which secret matched, late). Without a dashboard address it is the logger it wraps, or nothing.
+ * which secret matched, late). Without a dashboard address it is the logger it wraps, or no logger at
+ * all: the receiver's stderr output is what it is without one.
  *
  * @packageDocumentation
  */
@@ -23,7 +24,7 @@ import {
 
 /**
  * How {@link devReporter} behaves. Every field is optional: `devReporter()` reads the dashboard's
- * address from `SERVICE_WEBHOOKS_DEV_URL` and logs nowhere else.
+ * address from `SERVICE_WEBHOOKS_DEV_URL`, and stderr shows what it shows without a logger.
  *
  * @example
  * ```ts
@@ -148,21 +149,26 @@ const NO_OP: DevReporter = Object.freeze(
  * of `service-webhooks dev`, batched, in the background.
  *
  * - No address (`url` unset and `SERVICE_WEBHOOKS_DEV_URL` unset or empty), the production case: it
- *   returns `options.logger` itself, or a no-op logger: nothing is scheduled, nothing is sent, so
- *   `devReporter({ logger })` is safe to leave in production code.
+ *   returns `options.logger` itself, or a no-op logger that only looks on (`KEEPS_STDERR`): the receiver
+ *   prints on stderr what it prints without a logger (a handler's failure, a wrong secret). Nothing is
+ *   scheduled, nothing is sent, so `devReporter()` and `devReporter({ logger })` are safe to leave in
+ *   production code.
  * - `NODE_ENV=production` with an address set: the same, with one warning on stderr (a dev tool).
  * - An address whose host is not loopback (127.0.0.0/8, `::1`, `localhost`): the same, with one warning.
  *   Reports carry error messages and stacks; they must not leave the machine because of a typo'd
  *   environment variable.
- * - Otherwise each record becomes a `ReceiverReport` (never a body or a secret: records hold neither),
- *   posted in batches with one post in flight at a time, by an unref'd timer that never keeps the process
- *   alive. A dashboard that is down or refuses the token never throws into the receiver: it is said once
- *   on stderr, and that batch is dropped.
+ * - Otherwise each record becomes a `ReceiverReport` (never a body or a secret: records hold neither;
+ *   messages cut to 4,096 characters, stacks to 16,384), posted in batches of at most 1 MiB with one post
+ *   in flight at a time, by an unref'd timer that never keeps the process alive. Without a logger of
+ *   yours, stderr still shows what it shows without a logger. The queue is bounded (`maxQueued`,
+ *   `maxQueuedBytes`; the oldest dropped, counted). A redirect is not followed. A dashboard that is
+ *   down, redirects or refuses the token never throws into the receiver: it is said once on stderr, and
+ *   that batch is dropped.
  *
  * @throws ConfigurationError (code `invalid_configuration`), as every option check of the package
  * does, when an option is malformed: an address that is not an http(s) URL, a `flushIntervalMs` that
- * is not a positive number, a `maxQueued` that is not a positive whole number, a `logger` without
- * `info`, `warn` and `error`.
+ * is not a positive number, a `maxQueued` that is not a positive whole number, a `maxQueuedBytes` that
+ * is not a whole number of at least 1024, a `logger` without `info`, `warn` and `error`.
  *
  * @example
  * ```ts
