@@ -71,6 +71,7 @@ export {
   type InboxLogRecord,
   type InboxMonitorOptions,
 } from './inbox-settings.js';
+export { KEEPS_STDERR } from './keeps-stderr.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';

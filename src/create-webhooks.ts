@@ -97,7 +97,7 @@ class WebhookReceiver implements Webhooks {
     this.#verifier = new DeliveryVerifier(this.#options, this.#storeTimeouts, this.#observers);
     this.#exactlyOnce = new ExactlyOnce(leaseSeconds, onStoreError, this.#observers);
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
-    this.#watch = logger ? undefined : new MisconfigurationWatch();
+    this.#watch = this.#observers.loggerSpeaks ? undefined : new MisconfigurationWatch();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
     const { runHandlers, enqueue, answerRun, ending } = WebhookReceiver.#kindSteps;
     const kind = <A>(work: Work<A>, finish: Finish<A>, success: Ending, inboxRun: boolean): RunKind<A> => ({

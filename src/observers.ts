@@ -1,5 +1,6 @@
 import { STATUS_TABLE, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
+import { speaksForItself } from './keeps-stderr.js';
 import type { DeliveryTelemetry } from './telemetry.js';
 import type { DeliveryOutcome, DeliveryRecord, ErrorListener, WebhookEvent, WebhookLogger } from './types.js';
 
@@ -24,11 +25,17 @@ export interface LogContext {
  */
 export class Observers {
   readonly logger: WebhookLogger | undefined;
+  /**
+   * The logger shows failures, so stderr need not. False without a logger, and with one that only looks
+   * on (`KEEPS_STDERR`, devReporter's): what stderr says must not depend on a dev tool left in.
+   */
+  readonly loggerSpeaks: boolean;
   readonly #listeners: ErrorListener[] = [];
   #failureShown = false;
 
   constructor(logger: WebhookLogger | undefined) {
     this.logger = logger;
+    this.loggerSpeaks = speaksForItself(logger);
   }
 
   listen(listener: ErrorListener): void {
@@ -38,8 +45,8 @@ export class Observers {
 
   report(error: WebhookError, event: WebhookEvent | undefined): void {
     if (this.#listeners.length === 0) {
-      // Failures must never vanish: with no listener and no logger, say it on stderr.
-      if (!this.logger)
+      // Failures must never vanish: with no listener and no logger that shows them, say it on stderr.
+      if (!this.loggerSpeaks)
         console.error(
           `[service-webhooks] ${error.name} (${error.code}): ${error.message}`,
           error.cause ?? '',

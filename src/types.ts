@@ -399,7 +399,9 @@ export type BackgroundErrorListener = (error: WebhookError) => void;
 
 /**
  * Receives one structured record per delivery. `console` and pino loggers fit as they are. A method may
- * be async: a promise it returns is caught, and a logger that throws changes nothing.
+ * be async: a promise it returns is caught, and a logger that throws changes nothing. With a logger the
+ * receiver leaves failures to it rather than print them on stderr, unless the logger carries
+ * `KEEPS_STDERR` (one that only looks on, as `devReporter()` does).
  *
  * @example
  * ```ts

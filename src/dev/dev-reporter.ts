@@ -1,22 +1,30 @@
 /**
  * `devReporter()`: a `WebhookLogger` that also tells the local dashboard of `service-webhooks dev` what
  * the receiver decided about each delivery (outcome, status, code, duration, error with its causes,
- * which secret matched, late). Without a dashboard address it is the logger it wraps, or nothing.
+ * which secret matched, late). Without a dashboard address it is the logger it wraps, or no logger at
+ * all: the receiver's stderr output is what it is without one.
  *
  * @packageDocumentation
  */
-import { ConfigurationError, type DeliveryRecord, type WebhookLogger } from 'service-webhooks/core';
+import {
+  ConfigurationError,
+  type DeliveryRecord,
+  KEEPS_STDERR,
+  type WebhookLogger,
+} from 'service-webhooks/core';
 import {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,
+  MAX_BATCH_BYTES,
+  MAX_REPORTED_MESSAGE_CHARS,
+  MAX_REPORTED_STACK_CHARS,
   type ReceiverReport,
-  type ReportBatch,
   type ReportedError,
 } from './report.js';
 
 /**
  * How {@link devReporter} behaves. Every field is optional: `devReporter()` reads the dashboard's
- * address from `SERVICE_WEBHOOKS_DEV_URL` and logs nowhere else.
+ * address from `SERVICE_WEBHOOKS_DEV_URL`, and stderr shows what it shows without a logger.
  *
  * @example
  * ```ts
@@ -54,6 +62,25 @@ export interface DevReporterOptions {
    * @default 1000
    */
   readonly maxQueued?: number | undefined;
+  /**
+   * Most bytes of records waiting to be posted (as posted: UTF-8 JSON; a whole number, ≥ 1024). Beyond it
+   * the oldest are dropped, as beyond `maxQueued`. Each error's message is cut to 4,096 characters and
+   * its stack to 16,384 before it is queued, so one record weighs at most about 80 KB (an error and
+   * three causes), a failure with a stack usually 2 to 4 KB. The default is what the dashboard reads in
+   * one post: hundreds of failures, while a receiver whose dashboard is gone keeps 1 MiB at most.
+   * @default 1048576
+   */
+  readonly maxQueuedBytes?: number | undefined;
+}
+
+/** What waits in a {@link DevReporter} to be posted, and what it dropped. */
+export interface DevReporterQueue {
+  /** Records waiting (the post in flight, if any, not counted). */
+  readonly records: number;
+  /** Their bytes, as they will be posted (UTF-8 JSON). */
+  readonly bytes: number;
+  /** Records dropped since the reporter was made: beyond `maxQueued` or `maxQueuedBytes`. */
+  readonly dropped: number;
 }
 
 /**
@@ -78,45 +105,70 @@ export type DevReporter = WebhookLogger & {
    * rejects.
    */
   flush?(): Promise<void>;
+  /** What waits to be posted and how many records were dropped (zeros on the no-op). */
+  queued?(): DevReporterQueue;
 };
 
 const DEFAULT_FLUSH_INTERVAL_MS = 50;
 const DEFAULT_MAX_QUEUED = 1_000;
+const DEFAULT_MAX_QUEUED_BYTES = MAX_BATCH_BYTES;
+const MIN_MAX_QUEUED_BYTES = 1_024;
+/** `{"records":[` and `]}` around the records of a post. */
+const BATCH_ENVELOPE_BYTES = 14;
 /** A dashboard that does not answer within this is treated as gone for that batch. */
 const POST_TIMEOUT_MS = 2_000;
 /** Causes below the reported error, at most. */
 const MAX_CAUSE_DEPTH = 3;
+/** An error's name or code longer than this is not a name: cut like a message. */
+const MAX_NAME_CHARS = 256;
 const PREFIX = '[service-webhooks] devReporter:';
 
 type Level = ReceiverReport['level'];
 
-const NO_OP: DevReporter = Object.freeze({
-  info() {},
-  warn() {},
-  error() {},
-  flush: () => Promise.resolve(),
-});
+/**
+ * Without a logger of yours, the reporter only looks on: the receiver still says on stderr what it says
+ * without a logger (a failure, a wrong secret), whether or not a dashboard takes the reports. Left in
+ * production, it hides nothing.
+ */
+function lookingOn<Logger extends object>(logger: Logger): Logger {
+  return Object.defineProperty(logger, KEEPS_STDERR, { value: true });
+}
+
+const NO_OP: DevReporter = Object.freeze(
+  lookingOn<DevReporter>({
+    info() {},
+    warn() {},
+    error() {},
+    flush: () => Promise.resolve(),
+    queued: () => ({ records: 0, bytes: 0, dropped: 0 }),
+  }),
+);
 
 /**
  * A logger for `createWebhooks({ logger })` that reports every answered delivery to the local dashboard
  * of `service-webhooks dev`, batched, in the background.
  *
  * - No address (`url` unset and `SERVICE_WEBHOOKS_DEV_URL` unset or empty), the production case: it
- *   returns `options.logger` itself, or a no-op logger: nothing is scheduled, nothing is sent, so
- *   `devReporter({ logger })` is safe to leave in production code.
+ *   returns `options.logger` itself, or a no-op logger that only looks on (`KEEPS_STDERR`): the receiver
+ *   prints on stderr what it prints without a logger (a handler's failure, a wrong secret). Nothing is
+ *   scheduled, nothing is sent, so `devReporter()` and `devReporter({ logger })` are safe to leave in
+ *   production code.
  * - `NODE_ENV=production` with an address set: the same, with one warning on stderr (a dev tool).
  * - An address whose host is not loopback (127.0.0.0/8, `::1`, `localhost`): the same, with one warning.
  *   Reports carry error messages and stacks; they must not leave the machine because of a typo'd
  *   environment variable.
- * - Otherwise each record becomes a `ReceiverReport` (never a body or a secret: records hold neither),
- *   posted in batches with one post in flight at a time, by an unref'd timer that never keeps the process
- *   alive. A dashboard that is down or refuses the token never throws into the receiver: it is said once
- *   on stderr, and that batch is dropped.
+ * - Otherwise each record becomes a `ReceiverReport` (never a body or a secret: records hold neither;
+ *   messages cut to 4,096 characters, stacks to 16,384), posted in batches of at most 1 MiB with one post
+ *   in flight at a time, by an unref'd timer that never keeps the process alive. Without a logger of
+ *   yours, stderr still shows what it shows without a logger. The queue is bounded (`maxQueued`,
+ *   `maxQueuedBytes`; the oldest dropped, counted). A redirect is not followed. A dashboard that is
+ *   down, redirects or refuses the token never throws into the receiver: it is said once on stderr, and
+ *   that batch is dropped.
  *
  * @throws ConfigurationError (code `invalid_configuration`), as every option check of the package
  * does, when an option is malformed: an address that is not an http(s) URL, a `flushIntervalMs` that
- * is not a positive number, a `maxQueued` that is not a positive whole number, a `logger` without
- * `info`, `warn` and `error`.
+ * is not a positive number, a `maxQueued` that is not a positive whole number, a `maxQueuedBytes` that
+ * is not a whole number of at least 1024, a `logger` without `info`, `warn` and `error`.
  *
  * @example
  * ```ts
@@ -129,7 +181,7 @@ const NO_OP: DevReporter = Object.freeze({
 export function devReporter(options: DevReporterOptions = {}): DevReporter {
   if (typeof options !== 'object' || options === null)
     throw new ConfigurationError(
-      'devReporter(options) takes an object: { url?, logger?, flushIntervalMs?, maxQueued? }.',
+      'devReporter(options) takes an object: { url?, logger?, flushIntervalMs?, maxQueued?, maxQueuedBytes? }.',
     );
   const { logger } = options;
   if (
@@ -153,6 +205,15 @@ export function devReporter(options: DevReporterOptions = {}): DevReporter {
     throw new ConfigurationError(
       `devReporter({ maxQueued }) must be a whole number of at least 1 (got ${String(maxQueued)}); leave it out for ${DEFAULT_MAX_QUEUED}.`,
     );
+  const maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+  if (
+    typeof maxQueuedBytes !== 'number' ||
+    !Number.isSafeInteger(maxQueuedBytes) ||
+    maxQueuedBytes < MIN_MAX_QUEUED_BYTES
+  )
+    throw new ConfigurationError(
+      `devReporter({ maxQueuedBytes }) must be a whole number of at least ${MIN_MAX_QUEUED_BYTES} (got ${String(maxQueuedBytes)}); leave it out for ${DEFAULT_MAX_QUEUED_BYTES}.`,
+    );
 
   const fromOption = options.url !== undefined;
   const raw = fromOption ? options.url : process.env[DEV_URL_ENV];
@@ -174,7 +235,10 @@ export function devReporter(options: DevReporterOptions = {}): DevReporter {
     );
     return idle;
   }
-  return new Reporter(target, logger, flushIntervalMs, maxQueued).logger();
+  return new Reporter(target, logger, flushIntervalMs, {
+    records: maxQueued,
+    bytes: maxQueuedBytes,
+  }).logger();
 }
 
 interface Target {
@@ -215,12 +279,21 @@ function isLoopback(hostname: string): boolean {
   return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
 }
 
+/** How much may wait to be posted. */
+interface QueueBounds {
+  readonly records: number;
+  readonly bytes: number;
+}
+
 class Reporter {
   readonly #target: Target;
   readonly #inner: WebhookLogger | undefined;
   readonly #intervalMs: number;
-  readonly #maxQueued: number;
-  #queue: ReceiverReport[] = [];
+  readonly #bounds: QueueBounds;
+  /** Each record as it will be posted (JSON), and its UTF-8 bytes: what is kept is what is counted. */
+  #queue: string[] = [];
+  #sizes: number[] = [];
+  #queuedBytes = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight: Promise<void> | undefined;
   /** Records taken in, and records posted, failed or dropped: flush waits for the second to catch up. */
@@ -230,20 +303,22 @@ class Reporter {
   #dropsShown = false;
   #failureShown = false;
 
-  constructor(target: Target, inner: WebhookLogger | undefined, intervalMs: number, maxQueued: number) {
+  constructor(target: Target, inner: WebhookLogger | undefined, intervalMs: number, bounds: QueueBounds) {
     this.#target = target;
     this.#inner = inner;
     this.#intervalMs = intervalMs;
-    this.#maxQueued = maxQueued;
+    this.#bounds = bounds;
   }
 
   logger(): DevReporter {
-    return {
+    const logger: DevReporter = {
       info: (record, message) => this.#log('info', record, message),
       warn: (record, message) => this.#log('warn', record, message),
       error: (record, message) => this.#log('error', record, message),
       flush: () => this.#flush(),
+      queued: () => ({ records: this.#queue.length, bytes: this.#queuedBytes, dropped: this.#dropped }),
     };
+    return this.#inner === undefined ? lookingOn(logger) : logger;
   }
 
   #log(level: Level, record: DeliveryRecord, message: string | undefined): unknown {
@@ -257,20 +332,35 @@ class Reporter {
   }
 
   #take(level: Level, record: DeliveryRecord, message: string | undefined): void {
-    let report: ReceiverReport;
+    let json: string;
     try {
-      report = toReport(level, record, message);
+      // Serialised now, from the cut strings: the queue holds no reference to a 100 KB message.
+      json = JSON.stringify(toReport(level, record, message));
     } catch {
       return; // A record this cannot read is not worth a receiver's answer.
     }
     this.#taken++;
-    this.#queue.push(report);
-    if (this.#queue.length > this.#maxQueued) {
+    const bytes = utf8Bytes(json);
+    if (bytes > this.#bounds.bytes || bytes > MAX_BATCH_BYTES - BATCH_ENVELOPE_BYTES) {
+      this.#drop(); // Larger than any post (an event id of megabytes): it could never be sent.
+      return;
+    }
+    this.#queue.push(json);
+    this.#sizes.push(bytes);
+    this.#queuedBytes += bytes;
+    // The oldest go first: the newest are the deliveries a developer is looking at when the dashboard
+    // answers again.
+    while (this.#queue.length > this.#bounds.records || this.#queuedBytes > this.#bounds.bytes) {
       this.#queue.shift();
-      this.#dropped++;
-      this.#settled++;
+      this.#queuedBytes -= this.#sizes.shift()!;
+      this.#drop();
     }
     this.#schedule();
+  }
+
+  #drop(): void {
+    this.#dropped++;
+    this.#settled++;
   }
 
   #schedule(): void {
@@ -283,15 +373,24 @@ class Reporter {
     this.#timer = timer;
   }
 
-  /** Posts what is queued, unless a post is in flight (the next batch waits for it). */
+  /** Posts what is queued, as much as one post holds, unless a post is in flight (the next waits for it). */
   #send(): void {
     if (this.#inFlight !== undefined || this.#queue.length === 0) return;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    const records = this.#queue;
-    this.#queue = [];
+    let count = 0;
+    let bytes = BATCH_ENVELOPE_BYTES;
+    while (
+      count < this.#queue.length &&
+      bytes + this.#sizes[count]! + (count > 0 ? 1 : 0) <= MAX_BATCH_BYTES
+    ) {
+      bytes += this.#sizes[count]! + (count > 0 ? 1 : 0);
+      count++;
+    }
+    const records = this.#queue.splice(0, count);
+    for (const size of this.#sizes.splice(0, count)) this.#queuedBytes -= size;
     this.#showDrops();
     this.#inFlight = this.#post(records).then(() => {
       this.#settled += records.length;
@@ -301,19 +400,25 @@ class Reporter {
     });
   }
 
-  async #post(records: readonly ReceiverReport[]): Promise<void> {
-    const batch: ReportBatch = { records };
+  /** `records` are ReceiverReports as JSON: the body is a ReportBatch. */
+  async #post(records: readonly string[]): Promise<void> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.#target.token !== undefined) headers[DEV_TOKEN_HEADER] = this.#target.token;
     try {
       const response = await fetch(this.#target.url, {
         method: 'POST',
         headers,
-        body: JSON.stringify(batch),
+        body: `{"records":[${records.join(',')}]}`,
+        // Reports carry stacks and the token: they go to the address given, never where an answer points.
+        redirect: 'manual',
         signal: AbortSignal.timeout(POST_TIMEOUT_MS),
       });
       const text = await response.text();
-      if (!response.ok) this.#failed(`HTTP ${response.status}${refusal(text)}`);
+      if (response.status >= 300 && response.status < 400)
+        this.#failed(
+          `HTTP ${response.status}, a redirect, not followed: reports go to the address given only`,
+        );
+      else if (!response.ok) this.#failed(`HTTP ${response.status}${refusal(text)}`);
     } catch (cause) {
       this.#failed(reason(cause));
     }
@@ -332,7 +437,7 @@ class Reporter {
     if (this.#dropped === 0 || this.#dropsShown) return;
     this.#dropsShown = true;
     console.warn(
-      `${PREFIX} ${this.#dropped} record(s) were dropped: more than maxQueued (${this.#maxQueued}) waited for the dashboard at ${this.#target.shown}. Further drops are not shown.`,
+      `${PREFIX} ${this.#dropped} record(s) were dropped: more than maxQueued (${this.#bounds.records}) records or maxQueuedBytes (${this.#bounds.bytes}) bytes waited for the dashboard at ${this.#target.shown}. Further drops are not shown.`,
     );
   }
 
@@ -343,6 +448,16 @@ class Reporter {
       `${PREFIX} could not reach the dashboard at ${this.#target.shown}: ${why}; further failures are not shown`,
     );
   }
+}
+
+/** The bytes of `text` in UTF-8 (JSON.stringify leaves no lone surrogate: each half of a pair is 2). */
+function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) bytes += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
 }
 
 /** The dashboard's `{error:{code,message}}`, when it sent one. */
@@ -388,7 +503,7 @@ function toReport(level: Level, record: DeliveryRecord, message: string | undefi
     error: err === undefined ? undefined : flattenError(err, 0),
     late: record.late === true,
     level,
-    message: optionalString(message),
+    message: cut(optionalString(message), MAX_REPORTED_MESSAGE_CHARS),
     at: new Date().toISOString(),
     pid: process.pid,
   };
@@ -403,21 +518,49 @@ function flattenError(value: unknown, depth: number): ReportedError {
   if (typeof value === 'object' && value !== null) {
     const error = value as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown };
     const cause = 'cause' in value ? (value as { cause?: unknown }).cause : undefined;
+    const message = typeof error.message === 'string' ? error.message : safeString(value);
     return {
-      name: typeof error.name === 'string' ? error.name : (value.constructor?.name ?? 'Object') || 'Object',
-      code: typeof error.code === 'string' ? error.code : undefined,
-      message: typeof error.message === 'string' ? error.message : safeString(value),
-      stack: typeof error.stack === 'string' ? error.stack : undefined,
+      name: cut(
+        typeof error.name === 'string' ? error.name : (value.constructor?.name ?? 'Object') || 'Object',
+        MAX_NAME_CHARS,
+      ),
+      code: cut(typeof error.code === 'string' ? error.code : undefined, MAX_NAME_CHARS),
+      message: cut(message, MAX_REPORTED_MESSAGE_CHARS),
+      stack: typeof error.stack === 'string' ? cutStack(error.stack, message) : undefined,
       cause: cause === undefined || depth >= MAX_CAUSE_DEPTH ? undefined : flattenError(cause, depth + 1),
     };
   }
   return {
     name: typeof value,
     code: undefined,
-    message: safeString(value),
+    message: cut(safeString(value), MAX_REPORTED_MESSAGE_CHARS),
     stack: undefined,
     cause: undefined,
   };
+}
+
+/**
+ * `text` cut to `max` characters (never between the two halves of a surrogate pair), with a marker that
+ * says how much more there was: a report carries what a developer reads, not a 100 KB message.
+ */
+function cut<Text extends string | undefined>(text: Text, max: number): Text {
+  if (text === undefined || text.length <= max) return text;
+  const end = isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}… [truncated: ${text.length - end} more characters]` as Text;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** A stack begins with the message: a long one is cut there as the message is, so the frames stay. */
+function cutStack(stack: string, message: string): string {
+  const at = message.length > MAX_REPORTED_MESSAGE_CHARS ? stack.indexOf(message) : -1;
+  const shortened =
+    at === -1
+      ? stack
+      : `${stack.slice(0, at)}${cut(message, MAX_REPORTED_MESSAGE_CHARS)}${stack.slice(at + message.length)}`;
+  return cut(shortened, MAX_REPORTED_STACK_CHARS);
 }
 
 function safeString(value: unknown): string {

@@ -3,7 +3,12 @@
  *
  * @packageDocumentation
  */
-export { type DevReporter, type DevReporterOptions, devReporter } from './dev-reporter.js';
+export {
+  type DevReporter,
+  type DevReporterOptions,
+  type DevReporterQueue,
+  devReporter,
+} from './dev-reporter.js';
 export {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,

@@ -53,3 +53,15 @@ export const DEV_TOKEN_HEADER = 'x-service-webhooks-dev-token';
 
 /** The environment variable `devReporter` reads the dashboard's report address from. */
 export const DEV_URL_ENV = 'SERVICE_WEBHOOKS_DEV_URL';
+
+/**
+ * The largest batch body the dashboard reads: its request limit (`MAX_REQUEST_BYTES`, 1 MiB, in
+ * src/sandbox/http-io.ts; a test holds the two equal). The reporter never posts more at once.
+ */
+export const MAX_BATCH_BYTES = 1_048_576;
+
+/** A reported error's message is cut to this many characters, and a marker says how many more there were. */
+export const MAX_REPORTED_MESSAGE_CHARS = 4_096;
+
+/** A reported error's stack is cut to this many characters (its message within it cut as the message is). */
+export const MAX_REPORTED_STACK_CHARS = 16_384;

@@ -5,6 +5,7 @@ import {
   EventTooOldError,
   InvalidRequestError,
   InvalidSignatureError,
+  KEEPS_STDERR,
   MemoryStore,
   MissingSignatureError,
   PayloadTooLargeError,
@@ -396,6 +397,34 @@ describe('logger', () => {
     expect(spy).toHaveBeenCalledOnce();
     expect(String(spy.mock.calls[0]?.[0])).toContain('handler_failed');
     spy.mockRestore();
+  });
+
+  test('a logger that only looks on (KEEPS_STDERR) gets every record, and stderr says what it says without a logger', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const said = async (logger: WebhookLogger | undefined, listen: boolean) => {
+      spy.mockClear();
+      warn.mockClear();
+      const webhooks = createWebhooks(logger ? { secret, logger } : { secret });
+      if (listen) webhooks.onError(() => {});
+      webhooks.on('user.created', () => {
+        throw new Error('unobserved');
+      });
+      await deliver(webhooks, createTestEvent('user.created'), { secret });
+      for (let i = 0; i < 3; i++)
+        await deliver(webhooks, createTestEvent('user.created'), { secret: 'wrong' });
+      return [...spy.mock.calls, ...warn.mock.calls].map((call) => call.map(String).join(' '));
+    };
+    const { records, logger } = recorder();
+    const onlooker = Object.assign(logger, { [KEEPS_STDERR]: true as const });
+    for (const listen of [false, true]) {
+      expect(await said(onlooker, listen)).toEqual(await said(undefined, listen));
+    }
+    expect(await said(undefined, false)).toHaveLength(2); // the failure, then the wrong secret
+    expect(await said(recorder().logger, false)).toEqual([]); // a logger that speaks shows them itself
+    expect(records.map((r) => r.record.status)).toEqual([500, 401, 401, 401, 500, 401, 401, 401]);
+    spy.mockRestore();
+    warn.mockRestore();
   });
 });
 

@@ -1,5 +1,10 @@
 import { createWebhooks, type WebhookLogger, type WebhooksOptions } from 'service-webhooks';
-import { type DevReporter, type DevReporterOptions, devReporter } from 'service-webhooks/dev';
+import {
+  type DevReporter,
+  type DevReporterOptions,
+  type DevReporterQueue,
+  devReporter,
+} from 'service-webhooks/dev';
 import { describe, expectTypeOf, test } from 'vitest';
 
 describe('devReporter', () => {
@@ -13,11 +18,17 @@ describe('devReporter', () => {
 
   test('flush is optional on the type: it is the inner logger’s own when no dashboard is set', () => {
     expectTypeOf(devReporter().flush).toEqualTypeOf<(() => Promise<void>) | undefined>();
+    expectTypeOf(devReporter().queued).toEqualTypeOf<(() => DevReporterQueue) | undefined>();
   });
 
   test('takes its options, and refuses what is not one', () => {
     expectTypeOf(devReporter).parameter(0).toEqualTypeOf<DevReporterOptions | undefined>();
-    devReporter({ url: 'http://127.0.0.1:4010/_dev/api/report?token=t', flushIntervalMs: 20, maxQueued: 10 });
+    devReporter({
+      url: 'http://127.0.0.1:4010/_dev/api/report?token=t',
+      flushIntervalMs: 20,
+      maxQueued: 10,
+      maxQueuedBytes: 65_536,
+    });
     // @ts-expect-error the interval is a number of milliseconds
     devReporter({ flushIntervalMs: '50' });
     // @ts-expect-error a logger has info, warn and error

@@ -7,6 +7,8 @@ import { execFile } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   ConfigurationError,
   createWebhooks,
@@ -22,6 +24,8 @@ import {
 } from 'service-webhooks/dev';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { MAX_BATCH_BYTES } from '../../src/dev/report.js';
+import { MAX_REQUEST_BYTES } from '../../src/sandbox/http-io.js';
 
 const SECRETS = ['whsec_dev_reporter_new', 'whsec_dev_reporter_old'];
 const TOKEN = 'abc123';
@@ -515,6 +519,228 @@ describe('devReporter without a dashboard to report to', () => {
   });
 });
 
+/** What fixtures/failing-receiver.ts printed, run with LOGGER (and SERVICE_WEBHOOKS_DEV_URL when given). */
+async function runFailingReceiver(
+  logger: 'none' | 'reporter',
+  devUrl = '',
+): Promise<{ stdout: string; stderr: string }> {
+  const script = fileURLToPath(new URL('./fixtures/failing-receiver.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script],
+      {
+        env: { ...process.env, LOGGER: logger, [DEV_URL_ENV]: devUrl, NODE_ENV: 'development' },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${error.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+          : resolve({ stdout, stderr }),
+    );
+  });
+}
+
+/** stderr without the reporter's own lines (a dashboard it could not reach). */
+function withoutReporterLines(stderr: string): string {
+  return stderr
+    .split('\n')
+    .filter((line) => !line.startsWith('[service-webhooks] devReporter:'))
+    .join('\n');
+}
+
+/** A loopback server that records whether anything reached it (where a redirect would lead). */
+async function startBystander(): Promise<{ url: string; hits: string[]; close(): Promise<void> }> {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url} token=${String(req.headers[DEV_TOKEN_HEADER])}`);
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"accepted":1}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/elsewhere`,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A full garbage collection, made available at run time (vitest starts Node without --expose-gc). */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** A failed delivery's record whose handler threw an error with a message of `size` characters. */
+function bigFailure(size: number, eventId: string): DeliveryRecord {
+  const thrown = new Error(`${eventId} ${'x'.repeat(size)}`);
+  const err = new Error('A handler threw while handling the event.', { cause: thrown });
+  return record({ eventId, outcome: 'failed', status: 500, code: 'handler_failed', err: err as never });
+}
+
+describe('devReporter bounds what it sends and keeps', () => {
+  test.each([301, 302, 307, 308])(
+    'a %i from the dashboard’s address is a failed report: not followed, the token goes nowhere else',
+    async (status) => {
+      const bystander = await startBystander();
+      try {
+        const hits: string[] = [];
+        const server = createServer((req, res) => {
+          hits.push(`${req.method} ${req.url}`);
+          req.resume();
+          res.writeHead(status, { location: bystander.url }).end();
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const { port } = server.address() as AddressInfo;
+        const reporter = devReporter({ url: `http://127.0.0.1:${port}/_dev/api/report?token=${TOKEN}` });
+        reporter.error(record({ outcome: 'failed', status: 500 }), 'webhook delivery failed');
+        await reporter.flush!();
+        server.closeAllConnections();
+        server.close();
+        expect(hits).toEqual(['POST /_dev/api/report']);
+        expect(bystander.hits).toEqual([]);
+        expect(warn).toHaveBeenCalledOnce();
+        const message = String(warn.mock.calls[0]![0]);
+        expect(message).toContain(`HTTP ${status}`);
+        expect(message).toContain('redirect');
+        expect(message).not.toContain(TOKEN);
+      } finally {
+        await bystander.close();
+      }
+    },
+  );
+
+  test('200 failures with 100 KB messages while the dashboard is stuck: the queue stays within its bytes, messages and stacks are cut, drops are counted', async () => {
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const bodies: number[] = [];
+    dashboard = await startDashboard(async (post) => {
+      bodies.push(Buffer.byteLength(JSON.stringify(post.batch)));
+      if (post.batch.records[0]?.eventId === 'evt_first') await stuck;
+      return { status: 200, body: { accepted: post.batch.records.length } };
+    });
+    const reporter = devReporter({ url: dashboard.reportUrl, flushIntervalMs: 5 });
+    reporter.info(record({ eventId: 'evt_first' }), 'webhook delivery');
+    await vi.waitFor(() => expect(dashboard!.posts).toHaveLength(1), WAIT);
+
+    const gc = collectGarbage();
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    reporter.error(bigFailure(100_000, 'evt_big_0'), 'webhook delivery failed');
+    // One record adds what its cut message and stacks weigh, not its 100 KB: logging it is bounded work.
+    const one = reporter.queued!();
+    expect(one.records).toBe(1);
+    expect(one.bytes).toBeLessThan(2 * (4_096 + 16_384) + 2_048);
+    let most = one.bytes;
+    for (let i = 1; i < 200; i++) {
+      reporter.error(bigFailure(100_000, `evt_big_${i}`), 'webhook delivery failed');
+      most = Math.max(most, reporter.queued!().bytes);
+    }
+    const full = reporter.queued!();
+    expect(most).toBeLessThanOrEqual(1_048_576);
+    expect(full.bytes).toBeLessThanOrEqual(1_048_576);
+    expect(full.records).toBeGreaterThan(10);
+    expect(full.dropped).toBe(200 - full.records);
+    gc();
+    // 200 records of 100 KB (each kept twice: message and stack) would hold about 40 MB.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(16 * 1_048_576);
+
+    release();
+    await reporter.flush!();
+    expect(reporter.queued!()).toEqual({ records: 0, bytes: 0, dropped: full.dropped });
+    // The dashboard reads at most MAX_REQUEST_BYTES a post: every post fits.
+    for (const size of bodies) expect(size).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+    const reports = dashboard.records().slice(1);
+    expect(reports).toHaveLength(full.records);
+    // The newest were kept, the oldest dropped.
+    expect(reports.at(-1)!.eventId).toBe('evt_big_199');
+    const cause = reports[0]!.error!.cause!;
+    expect(cause.message).toMatch(/^evt_big_\d+ x{4000,}… \[truncated: \d+ more characters\]$/);
+    expect(cause.message.length).toBeLessThan(4_096 + 64);
+    expect(cause.stack!.length).toBeLessThan(16_384 + 64);
+    // The stack keeps its frames: the message it repeats is cut as the message is.
+    expect(cause.stack).toContain('dev-reporter.test.ts');
+    expect(warn).toHaveBeenCalledOnce();
+    expect(String(warn.mock.calls[0]![0])).toContain(`${full.dropped} record(s) were dropped`);
+  });
+
+  test('a record larger than maxQueuedBytes is dropped and counted; the others go', async () => {
+    dashboard = await startDashboard();
+    const reporter = devReporter({
+      url: dashboard.reportUrl,
+      maxQueuedBytes: 1_024,
+      flushIntervalMs: 60_000,
+    });
+    reporter.info(record({ eventId: `evt_${'y'.repeat(2_000)}` }), 'webhook delivery');
+    reporter.info(record({ eventId: 'evt_small' }), 'webhook delivery');
+    expect(reporter.queued!()).toMatchObject({ records: 1, dropped: 1 });
+    await reporter.flush!();
+    expect(dashboard.records().map((report) => report.eventId)).toEqual(['evt_small']);
+  });
+
+  test('a post is never larger than the dashboard reads', () => {
+    expect(MAX_BATCH_BYTES).toBe(MAX_REQUEST_BYTES);
+  });
+});
+
+describe('devReporter leaves stderr as it is without a logger', () => {
+  test('a handler failure and a wrong secret print the same on stderr with logger: devReporter(), with no dashboard, an unreachable one, or one that takes the reports', async () => {
+    dashboard = await startDashboard();
+    const [plain, noUrl, unreachable, reported] = await Promise.all([
+      runFailingReceiver('none'),
+      runFailingReceiver('reporter'),
+      closedPortUrl().then((url) => runFailingReceiver('reporter', url)),
+      runFailingReceiver('reporter', dashboard.reportUrl),
+    ]);
+    // What a receiver without a logger says: the failure with its causes, then the wrong secret.
+    expect(plain.stdout.trim()).toBe('500 401 401 401');
+    expect(plain.stderr).toContain(
+      '[service-webhooks] HandlerFailedError (handler_failed): A handler threw while handling the event.',
+    );
+    expect(plain.stderr).toContain('could not mark the invoice unpaid');
+    expect(plain.stderr).toContain('the ledger is down');
+    expect(plain.stderr).toContain('were refused with invalid_signature');
+
+    expect(noUrl.stdout).toBe(plain.stdout);
+    expect(noUrl.stderr).toBe(plain.stderr);
+    expect(unreachable.stdout).toBe(plain.stdout);
+    expect(unreachable.stderr).toMatch(/^\[service-webhooks\] devReporter: could not reach the dashboard/m);
+    expect(withoutReporterLines(unreachable.stderr)).toBe(plain.stderr);
+    // With a dashboard, the reports go there and stderr still says what it says without the reporter.
+    expect(reported.stdout).toBe(plain.stdout);
+    expect(reported.stderr).toBe(plain.stderr);
+    expect(dashboard.records().map((report) => report.status)).toEqual([500, 401, 401, 401]);
+  }, 60_000);
+
+  test('with a logger of your own, that logger gets the failure: no dashboard, or one that cannot be reached', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+    for (const url of [undefined, await closedPortUrl()]) {
+      const inner = recordingLogger();
+      const reporter = devReporter({ url, logger: inner.logger });
+      const webhooks = createWebhooks({ secret: SECRETS[0]!, logger: reporter });
+      webhooks.on('payment.failed', () => {
+        throw new Error('the ledger is down');
+      });
+      const answer = await deliver(webhooks, createTestEvent('payment.failed'), { secret: SECRETS[0]! });
+      expect(answer.status).toBe(500);
+      await reporter.flush?.();
+      expect(inner.calls.map((call) => [call.level, call.message])).toEqual([
+        ['error', 'webhook delivery failed'],
+      ]);
+      expect(inner.calls[0]!.record.err?.cause).toEqual(new Error('the ledger is down'));
+    }
+    // Your logger shows failures, so the receiver does not print them a second time.
+    expect(error).not.toHaveBeenCalled();
+  });
+});
+
 describe('devReporter options', () => {
   test.each([
     [{ url: 'not a url' }, /devReporter\(\{ url \}\) is not a URL/],
@@ -526,6 +752,8 @@ describe('devReporter options', () => {
     [{ flushIntervalMs: '50' }, /flushIntervalMs/],
     [{ maxQueued: 0 }, /maxQueued \}\) must be a whole number of at least 1/],
     [{ maxQueued: 1.5 }, /maxQueued/],
+    [{ maxQueuedBytes: 1_023 }, /maxQueuedBytes \}\) must be a whole number of at least 1024/],
+    [{ maxQueuedBytes: '1mb' }, /maxQueuedBytes/],
     [{ logger: {} }, /needs an object with info, warn and error methods/],
     [{ logger: console.log }, /needs an object/],
   ])('%o throws a ConfigurationError that says what to change', (options, message) => {
