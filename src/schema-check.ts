@@ -12,8 +12,8 @@ type Validate = StandardSchemaProps['validate'];
 /**
  * The `schemas` option, checked once: each event type's Standard Schema `validate`. A verified event
  * of a type with a schema goes on as the schema's output, or not at all: a schema that reports issues,
- * throws or rejects stops it before the claim (nothing is recorded, so the sender's retry is checked
- * again). Synchronous schemas keep the delivery synchronous.
+ * throws, rejects or changes the event's id or type stops it before the claim (nothing is recorded,
+ * so the sender's retry is checked again). Synchronous schemas keep the delivery synchronous.
  */
 export class EventSchemaChecks {
   readonly #validators: ReadonlyMap<string, Validate>;
@@ -64,23 +64,89 @@ export class EventSchemaChecks {
 
 function outcome(accepted: Accepted, result: StandardSchemaResult<unknown>): Accepted | EventSchemaError {
   const { event } = accepted;
-  if (result.issues !== undefined)
-    return new EventSchemaError(event.type, event.id, result.issues.map(toIssue));
-  // A schema that checks without changing (the first-party ones) gives the event itself back.
-  if (result.value === event) return accepted;
+  let value: unknown;
+  let issues: EventSchemaIssue[] | undefined;
+  try {
+    if (result.issues !== undefined) {
+      if (!Array.isArray(result.issues)) throw new TypeError('`issues` is not a list');
+      issues = Array.from(result.issues, toIssue);
+    } else {
+      value = result.value;
+      // A schema that checks without changing (the first-party ones) gives the event itself back.
+      if (value === event) return accepted;
+      issues = changedIdentity(event, value);
+    }
+  } catch (cause) {
+    // A result that is not one (no object, issues that are not a list, a getter that throws).
+    return mismatch(event, `the schema gave no Standard Schema result (${describe(cause)})`, cause);
+  }
+  if (issues !== undefined) return new EventSchemaError(event.type, event.id, issues);
   // The id the claim is made under is the verified one, whatever the schema's output holds.
-  return { ...accepted, event: result.value as WebhookEvent, eventId: event.id };
+  return { ...accepted, event: value as WebhookEvent, eventId: event.id };
+}
+
+/**
+ * The verified id and type are what route and deduplicate the event. An output that carries others
+ * would hand a handler an event that says it is another (a `user.created` a router sends down the
+ * payments path): a mismatch. An output that carries neither (a transform to `data` alone) keeps
+ * being handled under the verified ones.
+ */
+function changedIdentity(event: WebhookEvent, value: unknown): EventSchemaIssue[] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { id, type } = value as { id?: unknown; type?: unknown };
+  const idChanged = id !== undefined && id !== event.id;
+  const typeChanged = type !== undefined && type !== event.type;
+  // No list unless something changed: a transform's output takes this path on every delivery.
+  if (!idChanged && !typeChanged) return undefined;
+  const issues: EventSchemaIssue[] = [];
+  if (idChanged) issues.push(changed('id', event.id, id));
+  if (typeChanged) issues.push(changed('type', event.type, type));
+  return issues;
+}
+
+function changed(field: 'id' | 'type', verified: string, output: unknown): EventSchemaIssue {
+  const shown = typeof output === 'string' ? JSON.stringify(output) : `a ${typeof output}`;
+  return {
+    path: [field],
+    message: `the schema's output changes the verified ${field} ${JSON.stringify(verified)} to ${shown}; the verified id and type are what route and deduplicate the event`,
+  };
 }
 
 function threw(event: WebhookEvent, cause: unknown): EventSchemaError {
-  const message = `the schema threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+  return mismatch(event, `the schema threw: ${describe(cause)}`, cause);
+}
+
+function mismatch(event: WebhookEvent, message: string, cause: unknown): EventSchemaError {
   return new EventSchemaError(event.type, event.id, [{ path: [], message }], { cause });
+}
+
+/**
+ * What a thrown value says, whatever it is: a schema may throw anything, and reading it must not throw
+ * in turn (`String` of a null-prototype object, a `toString` or `message` getter that throws, a
+ * revoked Proxy, which even `instanceof` trips on).
+ */
+function describe(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) {
+      const { message } = thrown;
+      if (typeof message === 'string') return message;
+    }
+    return String(thrown);
+  } catch {
+    return `a thrown ${thrown === null ? 'null' : typeof thrown} that cannot be read as text`;
+  }
 }
 
 function toIssue(issue: StandardSchemaIssue): EventSchemaIssue {
   // A plain array of keys: a library's path may be an array subclass with state of its own (arktype's).
   const path = Array.from(issue.path ?? [], (segment) =>
-    typeof segment === 'object' && segment !== null ? segment.key : segment,
+    toKey(typeof segment === 'object' && segment !== null ? segment.key : segment),
   );
-  return { path, message: issue.message };
+  const { message } = issue;
+  return { path, message: typeof message === 'string' ? message : describe(message) };
+}
+
+/** A key as the error's message can print it: what is not a property key is described instead. */
+function toKey(key: unknown): PropertyKey {
+  return typeof key === 'string' || typeof key === 'number' || typeof key === 'symbol' ? key : describe(key);
 }

@@ -536,7 +536,8 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    * event type, each checking the whole event once its signature held. A signed event that fails its
    * schema never reaches a handler: the sender is answered 500 `event_schema_mismatch` (it retries, so
    * a fixed schema deployed within its schedule handles the event) and `onError` gets an
-   * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once.
+   * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once. An output
+   * that changes the event's `id` or `type` is such a mismatch too.
    */
   schemas?: Schemas;
   /**

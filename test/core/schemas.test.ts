@@ -239,3 +239,147 @@ describe('the first-party schemas (service-webhooks/schemas)', () => {
     ]);
   });
 });
+
+/** A schema of `vendor` whose `validate` is the given function. */
+function schemaOf(validate: (value: unknown) => unknown) {
+  return {
+    '~standard': {
+      version: 1 as const,
+      vendor: 'test',
+      validate: validate as (value: unknown) => { value: unknown },
+    },
+  };
+}
+
+describe("issue 45: the verified id and type are the event's, whatever the schema outputs", () => {
+  for (const [field, changed] of [
+    ['type', { type: 'payment.succeeded' }],
+    ['id', { id: 'evt_someone_elses' }],
+  ] as const) {
+    test(`a transform that changes \`${field}\` is a mismatch: no handler runs, nothing is claimed`, async () => {
+      const store = new MemoryStore();
+      const relabel = z
+        .object({ id: z.string(), type: z.string() })
+        .loose()
+        .transform((event) => ({ ...event, ...changed }));
+      const { webhooks, errors } = receiver({ 'user.created': relabel }, store);
+      const ran: string[] = [];
+      webhooks.on('user.created', (event) => {
+        ran.push(`user.created handler saw ${event.type}`);
+      });
+      webhooks.on('payment.succeeded', () => {
+        ran.push('payment handler');
+      });
+      // An application's own router, as many have: it routes by the type it is given.
+      webhooks.onAny((event) => {
+        if (event.type === 'payment.succeeded') ran.push('payment route of onAny');
+      });
+      const event = createTestEvent('user.created');
+      const response = await deliver(webhooks, event, { secret });
+      expect(response.status).toBe(500);
+      expect(JSON.parse(response.body).error.code).toBe('event_schema_mismatch');
+      expect(ran).toEqual([]);
+      expect(errors).toHaveLength(1);
+      const error = errors[0] as EventSchemaError;
+      expect(error).toBeInstanceOf(EventSchemaError);
+      expect(error).toMatchObject({ eventType: 'user.created', eventId: event.id });
+      expect(error.issues).toEqual([{ path: [field], message: expect.stringMatching(/verified/) }]);
+      // Nothing was claimed, under the verified id or the output's: a receiver without the schema, on
+      // the same store, handles both as new events.
+      let fresh = 0;
+      const plain = createWebhooks({ secret, store }).on('user.created', () => {
+        fresh++;
+      });
+      for (const copy of [event, { ...event, id: 'evt_someone_elses' }]) {
+        const answer = await deliver(plain, copy, { secret });
+        expect(answer.status).toBe(200);
+        expect(answer.headers['x-webhook-duplicate']).toBeUndefined();
+      }
+      expect(fresh).toBe(2);
+
+      const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
+      await expect(webhooks.process(entry)).rejects.toBeInstanceOf(EventSchemaError);
+      const body = JSON.stringify(event);
+      await expect(webhooks.verifyAndParse(body, signPayload(body, secret))).rejects.toBeInstanceOf(
+        EventSchemaError,
+      );
+      expect(ran).toEqual([]);
+    });
+  }
+
+  test('an output that keeps the id and type, or carries neither, is handled under the verified ones', async () => {
+    const store = new MemoryStore();
+    const { webhooks, errors } = receiver(
+      {
+        'user.created': z.object({ id: z.string(), type: z.string() }).loose(),
+        'user.deleted': z
+          .object({ data: z.object({ object: z.string() }) })
+          .transform((event) => ({ data: event.data })),
+      },
+      store,
+    );
+    const seen: unknown[] = [];
+    webhooks.on(['user.created', 'user.deleted'], (event) => {
+      seen.push(event);
+    });
+    expect((await deliver(webhooks, createTestEvent('user.created'), { secret })).status).toBe(200);
+    const deleted = createTestEvent('user.deleted');
+    expect((await deliver(webhooks, deleted, { secret })).status).toBe(200);
+    expect(seen[1]).toEqual({ data: { object: deleted.data.object } });
+    // Deduplicated by the verified id, though the output has none.
+    const again = await deliver(webhooks, deleted, { secret });
+    expect(again.headers['x-webhook-duplicate']).toBe('true');
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('issue 45: whatever a schema throws is a mismatch with a safe message', () => {
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const throwables: [string, () => unknown][] = [
+    ['a null-prototype object', () => Object.create(null)],
+    [
+      'an object whose toString throws',
+      () => ({
+        toString() {
+          throw new Error('no text');
+        },
+      }),
+    ],
+    [
+      'an Error whose message getter throws',
+      () =>
+        Object.defineProperty(new Error(), 'message', {
+          get() {
+            throw new Error('no message');
+          },
+        }),
+    ],
+    ['a Symbol', () => Symbol('odd')],
+    ['a revoked Proxy', () => revoked.proxy],
+    ['undefined', () => undefined],
+  ];
+  for (const [what, make] of throwables) {
+    for (const how of ['throws', 'rejects with'] as const) {
+      test(`a schema that ${how} ${what}: 500 event_schema_mismatch, never internal_error`, async () => {
+        const thrown = make();
+        const schema = schemaOf(() => {
+          if (how === 'rejects with') return Promise.reject(thrown);
+          throw thrown;
+        });
+        const { webhooks, errors } = receiver({ 'user.created': schema });
+        webhooks.on('user.created', () => {});
+        const response = await deliver(webhooks, createTestEvent('user.created'), { secret });
+        expect(JSON.parse(response.body).error.code).toBe('event_schema_mismatch');
+        expect(response.status).toBe(500);
+        expect(errors).toHaveLength(1);
+        const error = errors[0] as EventSchemaError;
+        expect(error).toBeInstanceOf(EventSchemaError);
+        expect(error.cause).toBe(thrown);
+        expect(error.issues).toHaveLength(1);
+        expect(typeof error.issues[0]!.message).toBe('string');
+        expect(error.message).toMatch(/the schema threw/);
+      });
+    }
+  }
+});

@@ -1,11 +1,12 @@
 /**
- * Issue 34 across the queue, on real Redis and real BullMQ: the door acknowledges a signed event
+ * Issues 34 and 45 across the queue, on real Redis and real BullMQ: the door acknowledges a signed event
  * whatever its schema would say (the sender is done with it), and the worker, whose receiver has the
  * schema, dead-letters an event that fails it at its first attempt, with the schema's reason, running
- * no handler and spending no retry; a replay once the schema is fixed handles it.
+ * no handler and spending no retry; a replay once the schema is fixed handles it. Whatever a schema throws, the dead letter
+ * says it readably (issue 45).
  */
 import type { Redis } from 'ioredis';
-import { createWebhooks, EventSchemaError, type WebhookError } from 'service-webhooks';
+import { createWebhooks, EventSchemaError, type StandardSchemaV1, type WebhookError } from 'service-webhooks';
 import { inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
@@ -31,7 +32,7 @@ const amountInCents = z
 function worker(
   queueName: string,
   storePrefix: string,
-  schemas: { 'payment.succeeded': typeof amountInCents } | undefined,
+  schemas: { 'payment.succeeded': StandardSchemaV1<unknown, { data: { amount: unknown } }> } | undefined,
 ) {
   const client: Redis = failFastClient(redis.url);
   const errors: WebhookError[] = [];
@@ -44,8 +45,10 @@ function worker(
   webhooks.onError((error) => {
     errors.push(error);
   });
-  webhooks.on('payment.succeeded', (event) => {
+  const attempts: number[] = [];
+  webhooks.on('payment.succeeded', (event, { attempt }) => {
     handled.push(event.data.amount);
+    attempts.push(attempt);
   });
   const running = startInboxWorker(webhooks, {
     connection: redis.url,
@@ -57,9 +60,10 @@ function worker(
   return {
     errors,
     handled,
+    attempts,
     running,
-    close: async () => {
-      await running.close();
+    close: async (force = false) => {
+      await running.close(force);
       client.disconnect();
     },
   };
@@ -98,6 +102,39 @@ test('an event that fails its schema is dead-lettered at its first attempt, and 
     expect((await admin.list()).items).toHaveLength(0);
   } finally {
     await fixed.close();
+    await admin.close();
+    await door.close();
+  }
+});
+
+test('a schema that throws a null-prototype object is dead-lettered at its first attempt, with a message that can be read', async () => {
+  // Before, describing the failure for the dead letter called String() on the thrown value, which
+  // threw in turn: the poison event was retried as if it were an ordinary failure.
+  const queueName = uniqueName('schemas-odd-throw');
+  const storePrefix = `${queueName}:store:`;
+  const door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  const throwsOddly: StandardSchemaV1<unknown, { data: { amount: unknown } }> = {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: () => {
+        throw Object.create(null);
+      },
+    },
+  };
+  const odd = worker(queueName, storePrefix, { 'payment.succeeded': throwsOddly });
+  try {
+    await odd.running.waitUntilReady();
+    const event = createTestEvent('payment.succeeded');
+    expect((await deliver(door.url, event)).status).toBe(200);
+    await waitUntil('the dead letter', async () => (await admin.list()).items.length === 1, 10_000);
+    const [dead] = (await admin.list()).items;
+    expect(dead).toMatchObject({ eventId: event.id, attempts: 1 });
+    expect(dead!.lastError).toMatch(/^event_schema_mismatch: .*the schema threw/);
+    expect(odd.handled).toEqual([]);
+  } finally {
+    await odd.close();
     await admin.close();
     await door.close();
   }
