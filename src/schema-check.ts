@@ -1,13 +1,18 @@
+import { withDeadline } from './deadline.js';
 import type { Accepted } from './delivery-verifier.js';
-import { ConfigurationError, EventSchemaError, type EventSchemaIssue } from './errors.js';
+import { ConfigurationError, EventSchemaError, type EventSchemaIssue, SchemaTimeoutError } from './errors.js';
 import type { Eventual } from './eventual.js';
 import type { StandardSchemaIssue, StandardSchemaProps, StandardSchemaResult } from './standard-schema.js';
+import type { TimeoutQueue } from './timeout-queue.js';
 import type { WebhookEvent } from './types.js';
 
 /** A schema key: an event type, `resource.action` (no wildcard: a schema checks one type's shape). */
 const EVENT_TYPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 
 type Validate = StandardSchemaProps['validate'];
+
+/** What checking an event comes to: the event to claim, or the refusal to answer. */
+export type SchemaCheck = Accepted | EventSchemaError | SchemaTimeoutError;
 
 /**
  * The `schemas` option, checked once: each event type's Standard Schema `validate`. A verified event
@@ -42,8 +47,17 @@ export class EventSchemaChecks {
     this.#validators = validators;
   }
 
-  /** The event as its type's schema gives it (with its verified id kept apart), or why not. */
-  accept(accepted: Accepted): Eventual<Accepted | EventSchemaError> {
+  /**
+   * The event as its type's schema gives it (with its verified id kept apart), or why not.
+   *
+   * An async schema runs under `deadlines` (the receiver's `storeTimeoutMs`), not the handlers' budget:
+   * it runs before the claim, in the part of the sender's 30 s the store's calls share, and is meant to
+   * be a quick check (a lookup at most), so one that hangs is treated like a store that hangs: answered
+   * 503 for the sender to retry. `handlerTimeoutMs` (25 s by default) spent here and again on the
+   * handlers would outlast the sender's timeout. A synchronous schema cannot hang, so it arms no timer:
+   * this is the path every delivery with a schema takes.
+   */
+  accept(accepted: Accepted, deadlines: TimeoutQueue): Eventual<SchemaCheck> {
     const { event } = accepted;
     const validate = this.#validators.get(event.type);
     if (validate === undefined) return accepted;
@@ -53,12 +67,15 @@ export class EventSchemaChecks {
     } catch (cause) {
       return threw(event, cause);
     }
-    return result instanceof Promise
-      ? result.then(
-          (settled) => outcome(accepted, settled),
-          (cause: unknown) => threw(event, cause),
-        )
-      : outcome(accepted, result);
+    if (!(result instanceof Promise)) return outcome(accepted, result);
+    // Settled into a value before the deadline, so the deadline's rejection can only be the miss.
+    const checked = result.then(
+      (settled) => outcome(accepted, settled),
+      (cause: unknown) => threw(event, cause),
+    );
+    return withDeadline(checked, deadlines, `The schema of ${event.type}`).catch(
+      (cause: unknown) => new SchemaTimeoutError(event.type, event.id, deadlines.ms, { cause }),
+    );
   }
 }
 

@@ -13,6 +13,8 @@ import {
   type EventSchemas,
   type InboxEntry,
   MemoryStore,
+  SchemaTimeoutError,
+  STATUS_TABLE,
   type WebhookError,
 } from 'service-webhooks';
 import { eventSchemas } from 'service-webhooks/schemas';
@@ -250,6 +252,108 @@ function schemaOf(validate: (value: unknown) => unknown) {
     },
   };
 }
+
+/** The answer to `pending`, or 'no answer' once `ms` passed: a hang fails an assertion, not the run. */
+function within<T>(pending: Promise<T>, ms: number): Promise<T | 'no answer'> {
+  return Promise.race([
+    pending,
+    new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms).unref()),
+  ]);
+}
+
+describe('issue 45: a schema that never settles', () => {
+  test('in the request: 503 schema_timeout with Retry-After within storeTimeoutMs, reported once; the next delivery asks again', async () => {
+    // Before the deadline, the delivery waited on the schema forever: no answer, no report.
+    let hang = true;
+    const checked: string[] = [];
+    const hanging = schemaOf((value) => {
+      checked.push((value as { id: string }).id);
+      return hang ? new Promise(() => {}) : Promise.resolve({ value });
+    });
+    const errors: WebhookError[] = [];
+    const webhooks = createWebhooks({ secret, schemas: { 'user.created': hanging }, storeTimeoutMs: 50 });
+    webhooks.onError((error) => {
+      errors.push(error);
+    });
+    let runs = 0;
+    webhooks.on('user.created', () => {
+      runs++;
+    });
+    const event = createTestEvent('user.created');
+    const started = performance.now();
+    const refused = await within(deliver(webhooks, event, { secret }), 5_000);
+    expect(refused).not.toBe('no answer');
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const answer = refused as Exclude<typeof refused, 'no answer'>;
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('60');
+    expect(JSON.parse(answer.body).error).toEqual({
+      code: 'schema_timeout',
+      message: STATUS_TABLE.schema_timeout.message,
+    });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SchemaTimeoutError);
+    // Not a mismatch: an inbox engine must retry it, not dead-letter it.
+    expect(errors[0]).not.toBeInstanceOf(EventSchemaError);
+    expect(errors[0]).toMatchObject({ code: 'schema_timeout', eventType: 'user.created', eventId: event.id });
+    expect(errors[0]!.message).toMatch(/within 50 ms/);
+    expect(runs).toBe(0);
+
+    // Nothing was claimed: once the schema answers again, the sender's retry is handled.
+    hang = false;
+    expect((await deliver(webhooks, event, { secret })).status).toBe(200);
+    expect(runs).toBe(1);
+    expect(checked).toEqual([event.id, event.id]);
+    expect(errors).toHaveLength(1);
+  });
+
+  test("in a worker's process(): rejects with SchemaTimeoutError (an ordinary failed attempt), reported once", async () => {
+    const webhooks = createWebhooks({
+      secret,
+      schemas: { 'user.created': schemaOf(() => new Promise(() => {})) },
+      storeTimeoutMs: 50,
+    });
+    const errors: WebhookError[] = [];
+    webhooks.onError((error) => {
+      errors.push(error);
+    });
+    let runs = 0;
+    webhooks.on('user.created', () => {
+      runs++;
+    });
+    const entry: InboxEntry = {
+      event: createTestEvent('user.created'),
+      receivedAt: Date.now(),
+      secretIndex: 0,
+    };
+    const outcome = await within(
+      webhooks.process(entry, { handlerTimeoutMs: 60_000 }).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      ),
+      5_000,
+    );
+    expect(outcome).not.toBe('no answer');
+    const { error } = outcome as { error?: unknown };
+    expect(error).toBeInstanceOf(SchemaTimeoutError);
+    expect(error).not.toBeInstanceOf(EventSchemaError);
+    expect(errors).toEqual([error]);
+    expect(runs).toBe(0);
+  });
+
+  test('a synchronous schema arms no deadline: the answer comes back without a promise', () => {
+    // A deadline per delivery would cost the path every delivery takes; sync validation cannot hang.
+    const { webhooks } = receiver({ 'user.created': schemaOf((value) => ({ value })) });
+    webhooks.on('user.created', () => {});
+    const body = JSON.stringify(createTestEvent('user.created'));
+    const answer = answerNow(webhooks, {
+      body,
+      headers: { 'x-service-signature': signPayload(body, secret) },
+    });
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect((answer as { status: number }).status).toBe(200);
+  });
+});
 
 describe("issue 45: the verified id and type are the event's, whatever the schema outputs", () => {
   for (const [field, changed] of [
