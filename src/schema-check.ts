@@ -68,7 +68,8 @@ export class EventSchemaChecks {
       return threw(event, cause);
     }
     if (!(result instanceof Promise)) return outcome(accepted, result);
-    // Settled into a value before the deadline, so the deadline's rejection can only be the miss.
+    // `checked` never rejects (what the schema settles with, or rejects with, becomes a value), so
+    // what the deadline rejects with is its miss.
     const checked = result.then(
       (settled) => outcome(accepted, settled),
       (cause: unknown) => threw(event, cause),

@@ -486,4 +486,23 @@ describe('issue 45: whatever a schema throws is a mismatch with a safe message',
       });
     }
   }
+
+  for (const [what, result] of [
+    ['nothing', undefined],
+    ['issues that are not a list', { issues: 'amount is wrong' }],
+    ['an issue that is null', { issues: [null] }],
+    [
+      'an issue whose path holds an unprintable key',
+      { issues: [{ message: 'bad', path: [{ key: Object.create(null) }] }] },
+    ],
+  ] as const) {
+    test(`a schema that returns ${what}: 500 event_schema_mismatch, never internal_error`, async () => {
+      const { webhooks, errors } = receiver({ 'user.created': schemaOf(() => result) });
+      webhooks.on('user.created', () => {});
+      const response = await deliver(webhooks, createTestEvent('user.created'), { secret });
+      expect(JSON.parse(response.body).error.code).toBe('event_schema_mismatch');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(EventSchemaError);
+    });
+  }
 });
