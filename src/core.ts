@@ -48,6 +48,7 @@ export {
   PayloadTooLargeError,
   RawBodyUnavailableError,
   ReceiverBusyError,
+  SchemaTimeoutError,
   SecretUnavailableError,
   STATUS_TABLE,
   StoreUnavailableError,

@@ -3,7 +3,6 @@ import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
-  EventSchemaError,
   type InvalidInboxEntryError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
@@ -31,6 +30,7 @@ import { type ResolvedOptions, resolveOptions } from './options.js';
 import { describeInput, isRawBody } from './raw-body.js';
 import { responseTo, tableCode } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
+import type { SchemaCheck } from './schema-check.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
 import { TimeoutQueue } from './timeout-queue.js';
@@ -138,7 +138,9 @@ class WebhookReceiver implements Webhooks {
   async verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent> {
     const verified = await this.#verifier.verify(body, signatureHeader ?? undefined);
     if (!verified.ok) throw verified.error;
-    const checked = this.#options.schemas ? await this.#options.schemas.accept(verified) : verified;
+    const checked = this.#options.schemas
+      ? await this.#options.schemas.accept(verified, this.#storeTimeouts)
+      : verified;
     if (checked instanceof WebhookError) throw checked;
     return checked.event;
   }
@@ -190,9 +192,12 @@ class WebhookReceiver implements Webhooks {
     const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
     telemetry?.verified(event.id, event.type, secretIndex);
     const unchecked: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
-    const accepted = this.#options.schemas ? await this.#options.schemas.accept(unchecked) : unchecked;
-    if (accepted instanceof EventSchemaError) {
-      // No retry can fix it: the engine dead-letters it now, and a replay after the schema's fix runs it.
+    const accepted = this.#options.schemas
+      ? await this.#options.schemas.accept(unchecked, this.#storeTimeouts)
+      : unchecked;
+    if (accepted instanceof WebhookError) {
+      // A mismatch no retry can fix: the engine dead-letters it now, and a replay after the schema's
+      // fix runs it. A schema past its deadline is an ordinary failed attempt: the engine retries it.
       this.#observers.report(accepted, event);
       this.#log({ started, telemetry, event, secretIndex }, { code: accepted.code, error: accepted });
       throw accepted;
@@ -295,14 +300,24 @@ class WebhookReceiver implements Webhooks {
     if (handlers.length === 0) return this.#answer({ started, event, secretIndex, telemetry }, HANDLED);
     const schemas = this.#options.schemas;
     if (schemas)
-      return this.#checked(schemas.accept(verified), verified, handlers, timeoutMs, started, telemetry);
+      return this.#checked(
+        schemas.accept(verified, this.#storeTimeouts),
+        verified,
+        handlers,
+        timeoutMs,
+        started,
+        telemetry,
+      );
     const run = new Run(this.#inRequest, store, verified, started, handlers, timeoutMs, undefined, telemetry);
     return this.#exactlyOnce.run(run);
   }
 
-  /** A request run of the event as its schema gave it, or the schema's refusal answered (500). */
+  /**
+   * A request run of the event as its schema gave it, or the schema's refusal answered: 500 for a
+   * mismatch, 503 for a schema past its deadline.
+   */
   #checked(
-    checked: Eventual<Accepted | EventSchemaError>,
+    checked: Eventual<SchemaCheck>,
     verified: Accepted,
     handlers: readonly WebhookHandler<WebhookEvent>[],
     timeoutMs: number,
@@ -311,7 +326,7 @@ class WebhookReceiver implements Webhooks {
   ): Eventual<WebhookResponse> {
     if (checked instanceof Promise)
       return checked.then((done) => this.#checked(done, verified, handlers, timeoutMs, started, telemetry));
-    if (checked instanceof EventSchemaError) {
+    if (checked instanceof WebhookError) {
       const { event, secretIndex } = verified;
       this.#observers.report(checked, event);
       return this.#answer({ started, telemetry, event, secretIndex }, { code: checked.code, error: checked });

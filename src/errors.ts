@@ -31,6 +31,10 @@ export const STATUS_TABLE = {
     status: 503,
     message: 'The receiver did not finish handling the event in time; retry later.',
   },
+  schema_timeout: {
+    status: 503,
+    message: 'The receiver did not finish checking the event in time; retry later.',
+  },
   store_unavailable: { status: 503, message: 'The receiver cannot record events right now; retry later.' },
   internal_error: {
     status: 500,
@@ -269,6 +273,33 @@ export class HandlerTimeoutError extends WebhookError {
   override name = 'HandlerTimeoutError';
   constructor(timeoutMs: number) {
     super('handler_timeout', `The handlers did not settle within ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * The schema of the event's type (`createWebhooks({ schemas })`) did not settle within `storeTimeoutMs`
+ * (503 with `Retry-After`): no handler ran and nothing was claimed, so the sender's retry is checked
+ * again. A hung check is not the event's fault, unlike a mismatch: an inbox worker's attempt fails
+ * and is retried like any other, never dead-lettered at once. `cause` is the missed deadline.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => {
+ *   if (error instanceof SchemaTimeoutError) console.warn(`the ${error.eventType} schema hung`, error.eventId);
+ * });
+ * ```
+ */
+export class SchemaTimeoutError extends WebhookError {
+  override name = 'SchemaTimeoutError';
+  readonly eventType: string;
+  readonly eventId: string;
+  constructor(eventType: string, eventId: string, timeoutMs: number, options?: { cause?: unknown }) {
+    super(
+      'schema_timeout',
+      `The schema of event ${eventId} (${eventType}) did not settle within ${timeoutMs} ms.`,
+      options,
+    );
+    this.eventType = eventType;
+    this.eventId = eventId;
   }
 }
 

@@ -39,6 +39,7 @@ function errorResponse(code: Code, message: string, retryAfter?: string): Webhoo
 
 const RETRY_AFTER: Partial<Record<Code, string>> = {
   handler_timeout: RETRY_AFTER_SECONDS,
+  schema_timeout: RETRY_AFTER_SECONDS,
   store_unavailable: RETRY_AFTER_SECONDS,
   receiver_busy: RETRY_AFTER_SECONDS,
   secret_unavailable: RETRY_AFTER_SECONDS,

@@ -516,7 +516,9 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    */
   handlerTimeoutMs?: number;
   /**
-   * Deadline of every store call: a store that hangs is treated as down.
+   * Deadline of every store call: a store that hangs is treated as down. It also bounds what must
+   * answer as quickly before the claim: a `secret` function's call and an async schema's check
+   * (`schemas`), answered 503 `secret_unavailable` and 503 `schema_timeout` past it.
    * @default 2_000
    */
   storeTimeoutMs?: number;
@@ -538,7 +540,10 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    * event type, each checking the whole event once its signature held. A signed event that fails its
    * schema never reaches a handler: the sender is answered 500 `event_schema_mismatch` (it retries, so
    * a fixed schema deployed within its schedule handles the event) and `onError` gets an
-   * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once.
+   * `EventSchemaError` with the issues; with an inbox, the worker dead-letters it at once. An output
+   * that changes the event's `id` or `type` is such a mismatch too. An async schema that does not
+   * settle within `storeTimeoutMs` is answered 503 `schema_timeout` (`SchemaTimeoutError`): retried,
+   * in a worker too.
    */
   schemas?: Schemas;
   /**
@@ -745,7 +750,8 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
   handle(input: HandleInput): Promise<WebhookResponse>;
   /**
    * Verify and parse a delivery without deduplicating or running handlers. Throws the typed error of
-   * the status table (MissingSignatureError, InvalidSignatureError, InvalidRequestError, ...).
+   * the status table (MissingSignatureError, InvalidSignatureError, InvalidRequestError, ...; with
+   * `schemas`, EventSchemaError or SchemaTimeoutError).
    */
   verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent>;
   /** The answer for an error an adapter found itself (body too large, raw body gone), reported and logged. */
@@ -756,10 +762,12 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * redelivery, a worker killed mid-handler, a duplicate the sender sent), the handlers complete once.
    * Fulfils `'handled'` or `'duplicate'`; rejects with `EventInProgressError` (another worker holds the
    * event: retry after its lease; not reported, as it is expected after a crash), or with
-   * `HandlerFailedError`, `HandlerTimeoutError` or `StoreUnavailableError`, each reported to `onError`
-   * first. The engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails
-   * the door's envelope check: a poison message, also reported) must be dead-lettered at once instead,
-   * since no retry can fix it. No handler runs on such an entry.
+   * `HandlerFailedError`, `HandlerTimeoutError`, `SchemaTimeoutError` (the type's schema did not
+   * settle within `storeTimeoutMs`) or `StoreUnavailableError`, each reported to `onError` first. The
+   * engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails the door's
+   * envelope check: a poison message, also reported) or an `EventSchemaError` (the event fails its
+   * type's schema, also reported) must be dead-lettered at once instead, since no retry can fix it. No
+   * handler runs on such an entry.
    *
    * @example
    * ```ts

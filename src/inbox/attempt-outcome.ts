@@ -61,12 +61,18 @@ export function isPoison(error: unknown): boolean {
 export function describeFailure(error: unknown): { message: string; stack: string | undefined } {
   if (error instanceof WebhookError) {
     const cause = error.cause;
-    const detail =
-      cause instanceof Error ? cause.message : cause === undefined ? error.message : String(cause);
-    return {
-      message: `${error.code}: ${detail}`,
-      stack: cause instanceof Error ? cause.stack : error.stack,
-    };
+    try {
+      const detail =
+        cause instanceof Error ? cause.message : cause === undefined ? error.message : String(cause);
+      return {
+        message: `${error.code}: ${detail}`,
+        stack: cause instanceof Error ? cause.stack : error.stack,
+      };
+    } catch {
+      // A cause that cannot be read (a schema threw a null-prototype object or a revoked Proxy):
+      // the error's own message, which the core wrote, says what it could of it.
+      return { message: `${error.code}: ${error.message}`, stack: error.stack };
+    }
   }
   if (error instanceof Error) return { message: error.message, stack: error.stack };
   return { message: String(error), stack: undefined };

@@ -1,11 +1,19 @@
 /**
- * Issue 34 across the queue, on real Redis and real BullMQ: the door acknowledges a signed event
+ * Issues 34 and 45 across the queue, on real Redis and real BullMQ: the door acknowledges a signed event
  * whatever its schema would say (the sender is done with it), and the worker, whose receiver has the
  * schema, dead-letters an event that fails it at its first attempt, with the schema's reason, running
- * no handler and spending no retry; a replay once the schema is fixed handles it.
+ * no handler and spending no retry; a replay once the schema is fixed handles it. Issue 45: whatever a
+ * schema throws, the dead letter says it readably; a schema that never settles is an ordinary failed
+ * attempt, past its deadline, and the retry handles the event.
  */
 import type { Redis } from 'ioredis';
-import { createWebhooks, EventSchemaError, type WebhookError } from 'service-webhooks';
+import {
+  createWebhooks,
+  EventSchemaError,
+  SchemaTimeoutError,
+  type StandardSchemaV1,
+  type WebhookError,
+} from 'service-webhooks';
 import { inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
@@ -31,7 +39,8 @@ const amountInCents = z
 function worker(
   queueName: string,
   storePrefix: string,
-  schemas: { 'payment.succeeded': typeof amountInCents } | undefined,
+  schemas: { 'payment.succeeded': StandardSchemaV1<unknown, { data: { amount: unknown } }> } | undefined,
+  storeTimeoutMs?: number,
 ) {
   const client: Redis = failFastClient(redis.url);
   const errors: WebhookError[] = [];
@@ -40,12 +49,15 @@ function worker(
     secret: SECRET,
     store: new RedisStore({ client, prefix: storePrefix }),
     ...(schemas ? { schemas } : {}),
+    ...(storeTimeoutMs ? { storeTimeoutMs } : {}),
   });
   webhooks.onError((error) => {
     errors.push(error);
   });
-  webhooks.on('payment.succeeded', (event) => {
+  const attempts: number[] = [];
+  webhooks.on('payment.succeeded', (event, { attempt }) => {
     handled.push(event.data.amount);
+    attempts.push(attempt);
   });
   const running = startInboxWorker(webhooks, {
     connection: redis.url,
@@ -57,9 +69,10 @@ function worker(
   return {
     errors,
     handled,
+    attempts,
     running,
-    close: async () => {
-      await running.close();
+    close: async (force = false) => {
+      await running.close(force);
       client.disconnect();
     },
   };
@@ -98,6 +111,78 @@ test('an event that fails its schema is dead-lettered at its first attempt, and 
     expect((await admin.list()).items).toHaveLength(0);
   } finally {
     await fixed.close();
+    await admin.close();
+    await door.close();
+  }
+});
+
+test('a schema that never settles fails its attempt past storeTimeoutMs, and the retry handles the event', async () => {
+  // Before the deadline, the worker waited on the schema forever: the job neither ended nor failed.
+  const queueName = uniqueName('schemas-hung');
+  const storePrefix = `${queueName}:store:`;
+  const door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  let calls = 0;
+  const hangsOnce: StandardSchemaV1<unknown, { data: { amount: unknown } }> = {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      // The first attempt's schema hangs (a lookup to a stalled service); the second one answers.
+      validate: (value) =>
+        ++calls === 1
+          ? new Promise(() => {})
+          : Promise.resolve({ value: value as { data: { amount: unknown } } }),
+    },
+  };
+  const hung = worker(queueName, storePrefix, { 'payment.succeeded': hangsOnce }, 200);
+  try {
+    await hung.running.waitUntilReady();
+    const event = createTestEvent('payment.succeeded');
+    expect((await deliver(door.url, event)).status).toBe(200);
+    await waitUntil('the retry to be handled', () => hung.handled.length === 1, 10_000);
+    expect(hung.attempts).toEqual([2]);
+    expect(calls).toBe(2);
+    const timeouts = hung.errors.filter((error) => error instanceof SchemaTimeoutError);
+    expect(timeouts).toHaveLength(1);
+    expect(timeouts[0]).toMatchObject({ code: 'schema_timeout', eventId: event.id });
+    expect(hung.errors.some((error) => error instanceof EventSchemaError)).toBe(false);
+    expect((await admin.list()).items).toHaveLength(0);
+  } finally {
+    // Forced: before the deadline, the hung attempt never ended, and a graceful close waits for it.
+    await hung.close(true);
+    await admin.close();
+    await door.close();
+  }
+});
+
+test('a schema that throws a null-prototype object is dead-lettered at its first attempt, with a message that can be read', async () => {
+  // Before, describing the failure for the dead letter called String() on the thrown value, which
+  // threw in turn: the poison event was retried as if it were an ordinary failure.
+  const queueName = uniqueName('schemas-odd-throw');
+  const storePrefix = `${queueName}:store:`;
+  const door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  const throwsOddly: StandardSchemaV1<unknown, { data: { amount: unknown } }> = {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: () => {
+        throw Object.create(null);
+      },
+    },
+  };
+  const odd = worker(queueName, storePrefix, { 'payment.succeeded': throwsOddly });
+  try {
+    await odd.running.waitUntilReady();
+    const event = createTestEvent('payment.succeeded');
+    expect((await deliver(door.url, event)).status).toBe(200);
+    await waitUntil('the dead letter', async () => (await admin.list()).items.length === 1, 10_000);
+    const [dead] = (await admin.list()).items;
+    expect(dead).toMatchObject({ eventId: event.id, attempts: 1 });
+    expect(dead!.lastError).toMatch(/^event_schema_mismatch: .*the schema threw/);
+    expect(odd.handled).toEqual([]);
+  } finally {
+    await odd.close();
     await admin.close();
     await door.close();
   }
