@@ -148,8 +148,9 @@ describe('service-webhooks dev', () => {
     );
     const bare = join(directory, 'bare');
     await mkdir(bare);
+    // In this user's own folder: the shared temporary folder's names are predictable to every user.
     expect(defaultDataFile(bare)).toMatch(
-      new RegExp(`^${tmpdir()}/service-webhooks-dev-[0-9a-f]{12}\\.json$`),
+      new RegExp(`^${tmpdir()}/service-webhooks-${process.getuid?.()}/dev-[0-9a-f]{12}\\.json$`),
     );
     expect(defaultDataFile(bare)).not.toBe(defaultDataFile(project));
   });
