@@ -55,8 +55,8 @@ export interface DevServerOptions {
   readonly reportToken?: string;
   /**
    * The sandbox key scripts use (`Authorization: Bearer …`); a new random one at each start when
-   * omitted. A fixed one is an opt-in (`--api-key`): any page that knows it can use it, only through
-   * this server's own origin.
+   * omitted. A fixed one is an opt-in (`--api-key`) for scripts that cannot read the banner; a page on
+   * another site holding it is still refused, by the guard every route passes.
    */
   readonly apiKey?: string | undefined;
   /** One line per delivery attempt. */
