@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
-import { DEV_API_KEY, type DevServer, startDevServer } from '../dashboard/dev-server.js';
+import { type DevServer, startDevServer } from '../dashboard/dev-server.js';
+import {
+  isTestKey,
+  privateTempFolder,
+  privateTempFolderPath,
+  UnsafeDataFileError,
+} from '../sandbox/index.js';
 import { type Flags, type Io, numberFlag, parseFlags, stringFlag, UsageError } from './args.js';
 import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js';
 import { ENGINES, inboxAddress, type OpenedAdmin, openInboxAdmin, redactUrl } from './inbox-engines.js';
@@ -27,13 +32,16 @@ Options:
   --print-secret         print the secret at start (otherwise only its last four characters)
   --port PORT            port of the dashboard and the sandbox API (default 4010; 0 picks a free one)
   --host HOST            address to listen on (default 127.0.0.1; anything else exposes the sandbox to
-                         your network; the dashboard still answers only requests for 127.0.0.1,
-                         localhost or HOST itself)
+                         your network; every route, the sandbox API's included, still answers
+                         only requests for 127.0.0.1, localhost or HOST itself)
   --time-scale FACTOR    multiply the retry delays, e.g. 0.01 for ${SENDER_SCHEDULE.retryDelaysSeconds.map((s) => s / 100).join(', ')} s (default 1)
   --attempt-timeout SEC  timeout of one attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, not scaled)
   --data FILE            keep the history in FILE (default: node_modules/.cache/service-webhooks/dev.json
-                         when ./node_modules exists, else a file in the system's temporary folder)
+                         when ./node_modules exists, else a file in your own folder of the system's
+                         temporary folder, service-webhooks-<uid>, made 0700)
   --in-memory            keep no history across restarts
+  --api-key KEY          a fixed key for the sandbox API, sk_test_… (default: a new random one at
+                         each start, printed), for scripts that cannot read the banner
   --history N            deliveries kept, the oldest dropped first (default 1000)
 
 The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
@@ -61,13 +69,14 @@ function assetsFolder(): string {
 
 /**
  * The history's default file: with the project's other caches when it has node_modules (so it is
- * never committed), else one per working folder in the temporary folder.
+ * never committed), else one per working folder in this user's own folder of the temporary folder
+ * (see `privateTempFolder`: the shared folder's names are predictable, and the file holds the secret).
  */
 export function defaultDataFile(cwd: string): string {
   const modules = join(cwd, 'node_modules');
   if (existsSync(modules)) return join(modules, '.cache', 'service-webhooks', 'dev.json');
   const folder = createHash('sha256').update(resolve(cwd)).digest('hex').slice(0, 12);
-  return join(tmpdir(), `service-webhooks-dev-${folder}.json`);
+  return join(privateTempFolderPath(), `dev-${folder}.json`);
 }
 
 function forwardFlag(flags: Flags): string {
@@ -110,6 +119,7 @@ export async function runDev(
     'attempt-timeout': { type: 'string' },
     data: { type: 'string' },
     'in-memory': { type: 'boolean' },
+    'api-key': { type: 'string' },
     history: { type: 'string' },
     inbox: { type: 'string' },
     engine: { type: 'string' },
@@ -133,9 +143,23 @@ export async function runDev(
     flags['in-memory'] === true
       ? undefined
       : (stringFlag(flags, 'data', false) ?? defaultDataFile(process.cwd()));
-  if (dataFile !== undefined && flags.data === undefined)
-    mkdirSync(join(dataFile, '..'), { recursive: true });
+  if (dataFile !== undefined && flags.data === undefined) {
+    if (dirname(dataFile) !== privateTempFolderPath()) mkdirSync(dirname(dataFile), { recursive: true });
+    else {
+      try {
+        await privateTempFolder();
+      } catch (error) {
+        if (!(error instanceof UnsafeDataFileError)) throw error;
+        io.err(error.message);
+        return 1;
+      }
+    }
+  }
   const historyLimit = numberFlag(flags, 'history', 1000, { min: 1, max: 100_000 });
+  const apiKey = stringFlag(flags, 'api-key', false);
+  if (apiKey !== undefined && !isTestKey(apiKey)) {
+    throw new UsageError(`--api-key must be a test key (sk_test_ then letters, digits or _), got ${apiKey}.`);
+  }
   const timeScale = numberFlag(flags, 'time-scale', 1, { min: 0, integer: false });
   const attemptTimeoutMs =
     numberFlag(flags, 'attempt-timeout', ATTEMPT_TIMEOUT_SECONDS, { min: 0.001, integer: false }) * 1000;
@@ -153,6 +177,7 @@ export async function runDev(
       attemptTimeoutMs,
       dataFile,
       historyLimit,
+      apiKey,
       assetsFolder: assets,
       inbox: inbox?.admin,
       // The attempts, as the sandbox prints them; the page's own requests would drown them.
@@ -176,7 +201,7 @@ export async function runDev(
       `  secret          ${secretShown}`,
       `  receiver side   SERVICE_WEBHOOKS_DEV_URL=${dev.reportUrl}`,
       '                  with logger: devReporter() from service-webhooks/dev',
-      `  sandbox API     ${dev.apiUrl} (Bearer ${DEV_API_KEY})`,
+      `  sandbox API     ${dev.apiUrl} (Bearer ${dev.apiKey}${apiKey === undefined ? ', new at each start' : ''})`,
       `  history         ${dataFile ?? 'in memory'} (the last ${historyLimit})`,
       ...(inbox === null
         ? []

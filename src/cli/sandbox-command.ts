@@ -18,7 +18,9 @@ ${ABOUT}
 
 Options:
   --port PORT            port to listen on (default 4010; 0 picks a free one)
-  --host HOST            address to listen on (default 127.0.0.1)
+  --host HOST            address to listen on (default 127.0.0.1; on a loopback address a request is
+                         answered only if its Host names it and no other site's page sent it, so a
+                         web page cannot drive the sandbox by DNS rebinding)
   --allow-http           accept http:// webhook addresses, for receivers on localhost
                          (otherwise registering one is refused with 400 INVALID_REQUEST)
   --time-scale FACTOR    multiply the retry delays, e.g. 0.001 for ${SENDER_SCHEDULE.retryDelaysSeconds.join(', ')} ms (default 1)
@@ -26,8 +28,8 @@ Options:
   --rate-limit N         requests per key per window (default 100, the Free plan)
   --rate-window SEC      rate-limit window (default 3600); X-RateLimit-Reset is in Unix seconds
   --api-key KEY          accept only this sk_test_ key (default: any well-formed sk_test_ key)
-  --data FILE            keep the data in FILE (JSON, written atomically) across restarts; its folder
-                         must exist
+  --data FILE            keep the data in FILE (JSON, written atomically, mode 0600) across restarts;
+                         its folder must exist, and the file must be yours, writable by you alone
 
 OAuth 2.0 (authorization server on the same address: /oauth/authorize, /oauth/token):
   --oauth-client ID:SECRET:REDIRECT_URI[,REDIRECT_URI…]

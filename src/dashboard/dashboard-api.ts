@@ -71,7 +71,15 @@ export async function answerApi(
     sendJson(response, status, body, { 'cache-control': 'no-store' });
     return status;
   };
-  const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const segments = decodedSegments(path);
+  if (segments === undefined) {
+    return json(400, {
+      error: {
+        code: 'invalid_request',
+        message: `The path /_dev/api${path} holds a malformed percent-escape.`,
+      },
+    });
+  }
   const route = `${method} /${segments.map((segment, index) => (index > 0 && isIdSegment(segments, index) ? ':id' : segment)).join('/')}`;
   const id = segments.find((_, index) => index > 0 && isIdSegment(segments, index)) ?? '';
   try {
@@ -163,6 +171,15 @@ export async function answerApi(
     // The sandbox's own request errors: a body too large, or not JSON.
     if (error instanceof ApiError) return json(error.status, error.body);
     throw error;
+  }
+}
+
+// `undefined` when a segment is no valid percent-encoding (`%zz`, a cut UTF-8 sequence).
+function decodedSegments(path: string): string[] | undefined {
+  try {
+    return path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return undefined;
   }
 }
 

@@ -10,11 +10,19 @@ import type { DashboardContext } from './dashboard-context.js';
 import { toDevDelivery } from './dev-delivery.js';
 import { EventStream } from './event-stream.js';
 import { ReportJoiner } from './report-join.js';
-import { refusalOf } from './request-guard.js';
+import { tokenRefusal } from './request-guard.js';
 import { StaticAssets } from './static-assets.js';
 
-/** The sandbox key whose account the dashboard shows and sends from. */
-export const DEV_API_KEY = 'sk_test_dev';
+/**
+ * The account the dashboard shows and sends from, whatever the key of this start: named after the key
+ * every start used to have, so a data file kept since then keeps its history.
+ */
+const DEV_ACCOUNT = keyAccount('sk_test_dev');
+
+/** A new sandbox key, for one start: a web page cannot guess it as it could a constant. */
+function newApiKey(): string {
+  return `sk_test_${randomBytes(24).toString('hex')}`;
+}
 
 /** How often the inbox's figures are read while a page listens. */
 const INBOX_POLL_MS = 2_000;
@@ -41,8 +49,16 @@ export interface DevServerOptions {
   readonly assetsFolder: string;
   /** The inbox the dashboard shows, through the same admin the CLI's `inbox` command uses. */
   readonly inbox?: InboxAdmin | undefined;
-  /** The per-start token; random when omitted (tests pass one). */
+  /** The per-start token of the page; random when omitted (tests pass one). */
   readonly token?: string;
+  /** The per-start token of the report address, which posts reports only; random when omitted. */
+  readonly reportToken?: string;
+  /**
+   * The sandbox key scripts use (`Authorization: Bearer …`); a new random one at each start when
+   * omitted. A fixed one is an opt-in (`--api-key`) for scripts that cannot read the banner; a page on
+   * another site holding it is still refused, by the guard every route passes.
+   */
+  readonly apiKey?: string | undefined;
   /** One line per delivery attempt. */
   readonly log?: (line: string) => void;
 }
@@ -51,8 +67,10 @@ export interface DevServerOptions {
 export interface DevServer {
   /** The dashboard's address, such as `http://127.0.0.1:4010/`. */
   readonly url: string;
-  /** The sandbox API (`…/v1`), for scripts that create users and trigger events with {@link DEV_API_KEY}. */
+  /** The sandbox API (`…/v1`), for scripts that create users and trigger events with {@link DevServer.apiKey}. */
   readonly apiUrl: string;
+  /** The sandbox key of this start: the only one the API accepts (besides OAuth access tokens). */
+  readonly apiKey: string;
   /** Where a receiver's devReporter posts, token included: the value of `SERVICE_WEBHOOKS_DEV_URL`. */
   readonly reportUrl: string;
   /** The registration's secret: the receiver verifies with it. */
@@ -90,14 +108,13 @@ function registrationFor(account: Account, forward: string, secret: string | und
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const token = options.token ?? randomBytes(24).toString('base64url');
+  const reportToken = options.reportToken ?? randomBytes(24).toString('base64url');
+  const apiKey = options.apiKey ?? newApiKey();
   const assets = await StaticAssets.load(options.assetsFolder, token);
   const stream = new EventStream();
   const joiner = new ReportJoiner();
   let context: DashboardContext | undefined;
-  let port = options.port ?? 4010;
   let lastReportAt: string | null = null;
-  const host = options.host ?? '127.0.0.1';
-  const extraHosts = ['127.0.0.1', 'localhost', '::1', '0.0.0.0', '::'].includes(host) ? [] : [host];
 
   const revisions = new Map<string, number>();
   const view = (delivery: Delivery) =>
@@ -118,10 +135,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   };
 
   const sandbox: Sandbox = await startSandbox({
-    port,
-    host,
+    port: options.port ?? 4010,
+    host: options.host ?? '127.0.0.1',
+    // Guarded whatever the address it is bound to: the dashboard acts on the receiver's secret.
+    checkHost: true,
     allowHttp: true,
-    apiKey: DEV_API_KEY,
+    apiKey,
+    apiKeyAccount: DEV_ACCOUNT,
     timeScale: options.timeScale ?? 1,
     attemptTimeoutMs: options.attemptTimeoutMs ?? SENDER_SCHEDULE.attemptTimeoutMs,
     ...(options.dataFile !== undefined && { dataFile: options.dataFile }),
@@ -135,7 +155,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     mount(request, response, url) {
       const isApi = url.pathname.startsWith('/_dev/api/');
       if (!isApi && !assets.has(url.pathname)) return undefined;
-      const refusal = refusalOf(request, url, { port, token, extraHosts }, isApi);
+      // Host and Origin were checked by the sandbox, for every route; the API also needs a token.
+      const refusal = isApi ? tokenRefusal(request, url, { page: token, report: reportToken }) : undefined;
       if (refusal !== undefined) {
         sendJson(response, refusal.status, { error: { code: refusal.code, message: refusal.message } });
         return Promise.resolve(refusal.status);
@@ -144,11 +165,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       return answerApi(context!, request, response, url, () => context!.registration().secret);
     },
   });
-  port = sandbox.port;
+  const port = sandbox.port;
   const origin = sandbox.authUrl;
-  const account = sandbox.internals.state.account(keyAccount(DEV_API_KEY));
+  const account = sandbox.internals.state.account(DEV_ACCOUNT);
   let registration = registrationFor(account, options.forward, options.secret);
-  const reportUrl = `${origin}/_dev/api/report?token=${token}`;
+  const reportUrl = `${origin}/_dev/api/report?token=${reportToken}`;
   context = {
     account,
     registration: () => {
@@ -215,6 +236,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return {
     url: `${origin}/`,
     apiUrl: sandbox.url,
+    apiKey,
     reportUrl,
     get secret() {
       return registration.secret;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, requestError } from './api-errors.js';
+import { ApiError, invalidRequest, requestError } from './api-errors.js';
 import { authenticate, checkScope } from './authentication.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import { newId } from './ids.js';
@@ -14,6 +14,8 @@ export interface ApiHandlerOptions {
   state: SandboxState;
   /** Accept only this `sk_test_` key; any well-formed one when omitted. */
   apiKey: string | undefined;
+  /** The account `apiKey`'s data lives in; the key's own when `undefined`. */
+  apiKeyAccount?: string | undefined;
   /** The HS256 key access tokens and JWTs are verified with. */
   signingKey: string;
   log: (line: string) => void;
@@ -25,6 +27,16 @@ export type ApiHandler = (request: IncomingMessage, response: ServerResponse, ur
 // Inspection endpoints are tooling, not the emulated API: they answer with the headers but are free.
 function isFree(method: string, path: string): boolean {
   return method === 'GET' && path.startsWith('/sandbox/deliveries');
+}
+
+// A path segment the router could not decode would otherwise look like an unknown route (404).
+function isDecodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function rateLimitHeaders(status: RateLimitStatus): Record<string, string> {
@@ -41,7 +53,7 @@ function rateLimitHeaders(status: RateLimitStatus): Record<string, string> {
  * is an `ApiError` answered in the service's error shapes; anything else is a 500 and a log line.
  */
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
-  const { router, limiter, state, apiKey, signingKey, log } = options;
+  const { router, limiter, state, apiKey, apiKeyAccount, signingKey, log } = options;
 
   return async (request, response, url) => {
     const requestId = newId('req');
@@ -50,6 +62,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     const nowSeconds = Date.now() / 1000;
     const auth = authenticate(request.headers.authorization, {
       apiKey,
+      apiKeyAccount,
       signingKey,
       nowSeconds,
       isGrantRevoked: (grantId) => state.isGrantRevoked(grantId, nowSeconds),
@@ -71,6 +84,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
       if (!auth.ok) throw auth.error;
       if (path === undefined) throw requestError(404, 'not_found', 'Every API path starts with /v1/.');
+      if (!isDecodable(path)) throw invalidRequest('path', 'holds a malformed percent-escape');
       const match = router.match(method, path);
       if (match.kind === 'not_found') throw requestError(404, 'not_found', `No route ${method} /v1${path}.`);
       if (match.kind === 'method_not_allowed') {

@@ -18,6 +18,8 @@ export type AuthResult = { ok: true; principal: Principal } | { ok: false; error
 export interface AuthOptions {
   /** Accept only this `sk_test_` key; any well-formed one when omitted. Tokens are accepted either way. */
   apiKey?: string | undefined;
+  /** The account `apiKey`'s data lives in. @default keyAccount(apiKey) */
+  apiKeyAccount?: string | undefined;
   /** The HS256 key access tokens and JWTs are verified with. */
   signingKey: string;
   /** The time, Unix seconds (fractional), tokens are judged at. */
@@ -79,7 +81,8 @@ export function authenticate(header: string | undefined, options: AuthOptions): 
   if (!isTestKey(credential) || (options.apiKey !== undefined && credential !== options.apiKey)) {
     return refuse('Invalid API key. Use a test key (sk_test_…) or an access token.');
   }
-  return { ok: true, principal: { account: keyAccount(credential), scopes: undefined } };
+  const account = options.apiKey !== undefined ? options.apiKeyAccount : undefined;
+  return { ok: true, principal: { account: account ?? keyAccount(credential), scopes: undefined } };
 }
 
 /** Throw `403 insufficient_scope` when a token lacks the scope `method` needs. */

@@ -19,6 +19,7 @@ export { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
 export { checkClient, type OAuthClient } from './oauth/clients.js';
 export type { TokenResponse } from './oauth/token-issuer.js';
 export { MAX_PAGE_LIMIT } from './pagination.js';
+export { privateTempFolder, privateTempFolderPath, UnsafeDataFileError } from './private-files.js';
 export {
   DELIVERY_STATUSES,
   type Delivery,

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Account, type MAX_DELIVERIES } from './account.js';
 import {
@@ -10,6 +10,7 @@ import {
   type UsedRefreshToken,
 } from './data-file.js';
 import type { OAuthClient } from './oauth/clients.js';
+import { createPrivateFile, openPrivateFile, temporarySibling } from './private-files.js';
 
 // Fail at start, not with a warning at the first save while nothing is kept.
 async function checkFolder(file: string): Promise<void> {
@@ -35,13 +36,19 @@ async function readState(
 ): Promise<{ state: Partial<DataFile>; migrated: boolean }> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') {
+    const handle = await openPrivateFile(file);
+    if (handle === undefined) {
       await checkFolder(file);
       return { state: {}, migrated: false };
     }
+    try {
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (error instanceof DataFileError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
     throw new DataFileError(
       code === 'EISDIR'
         ? `${file} is a folder; pass a file name to --data, such as ${file}/sandbox.json.`
@@ -179,10 +186,14 @@ export class SandboxState {
     this.#dirty = false;
     const state = this.#snapshot();
     // Write a sibling file, flush it to disk, then rename over the old one: a crash leaves either the
-    // old file or the new one, never half of one.
-    const temp = `${file}.${process.pid}.tmp`;
+    // old file or the new one, never half of one. The sibling is made owner-only and exclusively,
+    // under a name no one can plant ahead; the rename replaces a link planted at `file`, never
+    // writing through it.
+    const temp = temporarySibling(file);
+    let created = false;
     try {
-      const handle = await open(temp, 'w');
+      const handle = await createPrivateFile(temp);
+      created = true;
       try {
         await handle.writeFile(JSON.stringify(state, null, 2));
         await handle.sync();
@@ -191,7 +202,7 @@ export class SandboxState {
       }
       await rename(temp, file);
     } catch (error) {
-      await rm(temp, { force: true });
+      if (created) await rm(temp, { force: true });
       process.stderr.write(`service-webhooks sandbox: could not save ${file}: ${String(error)}\n`);
     }
   }

@@ -3,15 +3,18 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
 import type { Account } from './account.js';
+import { invalidRequest } from './api-errors.js';
 import { createApiHandler } from './api-handler.js';
 import { DEFAULT_TEST_KEY, isTestKey, keyAccount } from './api-keys.js';
 import { DeliveryScheduler } from './delivery-scheduler.js';
+import { sendJson } from './http-io.js';
 import { answerClientError } from './malformed-requests.js';
 import { AuthorizationCodes } from './oauth/authorization-codes.js';
 import { createOAuthHandler } from './oauth/authorization-server.js';
 import type { OAuthClient } from './oauth/clients.js';
 import { TokenIssuer } from './oauth/token-issuer.js';
 import { RateLimiter } from './rate-limiter.js';
+import { allowedHosts, guardRefusal, isLoopbackHost } from './request-guard.js';
 import type { Delivery } from './resources.js';
 import { Router } from './router.js';
 import type { SandboxContext } from './routes/context.js';
@@ -48,6 +51,19 @@ export interface SandboxOptions {
    * either way. A version 1 data file's data becomes this key's account (else `sk_test_cli`'s).
    */
   apiKey?: string;
+  /**
+   * The account `apiKey`'s data lives in, when it should not be the key's own: the dev server's key is
+   * new at each start, and its history stays in one account across starts. @default the key's account
+   */
+  apiKeyAccount?: string;
+  /**
+   * Refuse every request (the API, `/oauth`, the mount) whose `Host` is not this server's own name
+   * with its port, or whose `Origin` is another site's: what stops a web page from reaching the
+   * sandbox through DNS rebinding or a cross-origin form (see `guardRefusal`). Off, a server reached
+   * by names it cannot know (a container's 0.0.0.0) answers them all.
+   * @default true when `host` is loopback
+   */
+  checkHost?: boolean;
   /** OAuth clients, beside (and overriding by id) those saved in the data file. @default none */
   oauthClients?: readonly OAuthClient[];
   /** Approve every authorization request at once, without the consent page. @default false */
@@ -141,7 +157,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   checkOptions(options);
   const log = options.log ?? (() => {});
   const legacyKey = options.apiKey ?? DEFAULT_TEST_KEY;
-  const state = await SandboxState.open(options.dataFile, keyAccount(legacyKey), options.historyLimit);
+  const legacyAccount = options.apiKeyAccount ?? keyAccount(legacyKey);
+  const state = await SandboxState.open(options.dataFile, legacyAccount, options.historyLimit);
   if (state.migrated) {
     log(
       `${options.dataFile} is a version 1 data file: its data now belongs to the key ${legacyKey} (accounts are separate per key); it is saved as version 2 on the next change.`,
@@ -191,13 +208,30 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     limiter,
     state,
     apiKey: options.apiKey,
+    apiKeyAccount: options.apiKeyAccount,
     signingKey,
     log,
   });
 
-  // Async so that anything thrown, even by parsing the request target, becomes the rejection below.
+  const boundHost = options.host ?? '127.0.0.1';
+  const checkHost = options.checkHost ?? isLoopbackHost(boundHost);
+  let allowed = allowedHosts(boundHost, options.port ?? 4010);
+
+  // Async so that anything thrown becomes the rejection below. Every request passes the guard first,
+  // whatever its path: one check, so no route (the API's, the OAuth server's, the mount's) can miss it.
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<number> {
-    const url = new URL(request.url ?? '/', 'http://sandbox.invalid');
+    const refusal = checkHost ? guardRefusal(request, allowed) : undefined;
+    if (refusal !== undefined) {
+      sendJson(response, refusal.status, { error: { code: refusal.code, message: refusal.message } });
+      return refusal.status;
+    }
+    const target = request.url ?? '/';
+    if (!URL.canParse(target, 'http://sandbox.invalid')) {
+      const error = invalidRequest('path', 'is not a valid request target');
+      sendJson(response, error.status, error.body);
+      return error.status;
+    }
+    const url = new URL(target, 'http://sandbox.invalid');
     if (
       options.mount !== undefined &&
       !url.pathname.startsWith('/v1/') &&
@@ -227,6 +261,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   scheduler.resume();
   const address = server.address() as AddressInfo;
+  allowed = allowedHosts(boundHost, address.port);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {

@@ -105,6 +105,10 @@ describe('service-webhooks dev', () => {
       /SERVICE_WEBHOOKS_DEV_URL=http:\/\/127\.0\.0\.1:\d+\/_dev\/api\/report\?token=[\w-]{20,}/,
     );
     expect(banner).toContain(`history         ${dataFile} (the last 1000)`);
+    // A new key at each start, printed; sk_test_dev is no longer a key every page knows.
+    expect(banner).toMatch(
+      /sandbox API {5}http:\/\/127\.0\.0\.1:\d+\/v1 \(Bearer sk_test_[0-9a-f]{48}, new at each start\)/,
+    );
     expect(quiet.output()).toContain('service-webhooks dev stopped');
 
     // The saved secret is used again without --secret, and shown when asked.
@@ -117,6 +121,23 @@ describe('service-webhooks dev', () => {
     ]);
     expect(loud.output()).toContain(`secret          ${secret}`);
     expect(await loud.stop()).toBe(0);
+
+    // A fixed key only when asked for.
+    const fixed = await start([
+      '--forward',
+      'http://localhost:3000/webhooks',
+      '--in-memory',
+      '--api-key',
+      'sk_test_mine',
+    ]);
+    expect(fixed.output()).toMatch(/sandbox API {5}http:\/\/127\.0\.0\.1:\d+\/v1 \(Bearer sk_test_mine\)/);
+    expect(await fixed.stop()).toBe(0);
+    await expect(
+      runDev(['--forward', 'http://localhost:3000/', '--api-key', 'sk_live_1'], {
+        out: () => {},
+        err: () => {},
+      }),
+    ).rejects.toThrow(/--api-key must be a test key/);
   });
 
   it('keeps the history with the project when it has node_modules, else in the temporary folder', async () => {
@@ -127,8 +148,9 @@ describe('service-webhooks dev', () => {
     );
     const bare = join(directory, 'bare');
     await mkdir(bare);
+    // In this user's own folder: the shared temporary folder's names are predictable to every user.
     expect(defaultDataFile(bare)).toMatch(
-      new RegExp(`^${tmpdir()}/service-webhooks-dev-[0-9a-f]{12}\\.json$`),
+      new RegExp(`^${tmpdir()}/service-webhooks-${process.getuid?.()}/dev-[0-9a-f]{12}\\.json$`),
     );
     expect(defaultDataFile(bare)).not.toBe(defaultDataFile(project));
   });

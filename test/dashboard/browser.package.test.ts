@@ -352,6 +352,27 @@ describe('service-webhooks dev in Chromium', () => {
       expect(rebound?.status()).toBe(403);
       expect(await otherPage.content()).toContain('host_not_allowed');
       expect(await otherPage.content()).not.toContain('service-webhooks-dev-token');
+      // From the rebound page the sandbox API is same-origin, so the browser would let the page read
+      // it and send any header: the key printed at start is of no use, as every route checks Host.
+      const key = /\(Bearer (sk_test_\w+)/.exec(dev.output())![1]!;
+      const api = await otherPage.evaluate(async (bearer) => {
+        const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
+        const listed = await fetch('/v1/webhooks', { headers });
+        const created = await fetch('/v1/users', {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: 'Mallory', email: 'mallory@example.com' }),
+        });
+        return [listed.status, await listed.text(), created.status, await created.text()];
+      }, key);
+      expect(api[0]).toBe(403);
+      expect(JSON.parse(String(api[1]))).toMatchObject({ error: { code: 'host_not_allowed' } });
+      expect(api[2]).toBe(403);
+      expect(String(api[3])).not.toContain('Mallory');
+      const users = await fetch(new URL('v1/users', dashboard), {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await users.text()).not.toContain('Mallory');
     } finally {
       await otherPage.close();
       other.close();
