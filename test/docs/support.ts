@@ -5,12 +5,15 @@
  * package through its own `exports`, and `runNode` runs it and collects its output.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { expect } from 'vitest';
 import { type DocumentationBlock, docBlock } from '../../scripts/docs/snippets.mjs';
+import { packPackage } from '../support/consumer-project.js';
 import { repoPath } from '../support/paths.js';
 
 const execFileAsync = promisify(execFile);
@@ -54,4 +57,64 @@ export function expectHandledOnceThenDuplicate(stdout: string): string {
   expect(lines[1]).toBe('first delivery: 200 {"received":true}, handler runs: 1');
   expect(lines[2]).toBe('same event again: 200, duplicate: true, handler runs: 1');
   return /^handled (evt_\S+) /.exec(lines[0] ?? '')?.[1] ?? '';
+}
+
+/**
+ * A reader's project, made the way a page says: an empty folder in which the page's commands run in
+ * bash as written (`npm init -y` writes `"type": "commonjs"`, as it does for the reader). The one
+ * difference is what `npm install service-webhooks` installs: the packed build (`npm pack` of dist/)
+ * instead of the registry's release, with npm's cache first and no audit.
+ */
+export interface ReaderProject {
+  /** The project's folder. */
+  readonly dir: string;
+  /** Run a page's `sh` block in the project, as the reader's shell would; rejects on a non-zero exit. */
+  shell(
+    code: string,
+    env?: Record<string, string>,
+    timeoutMs?: number,
+  ): Promise<{ stdout: string; stderr: string }>;
+  /** Save a page's block, as written (TypeScript and all), under the file name the page gives it. */
+  save(block: DocumentationBlock, fileName: string): string;
+  /** The project's package.json, as the page's commands left it. */
+  packageJson(): { type?: string; [field: string]: unknown };
+  /** Delete the project, and the tarball beside it. */
+  remove(): void;
+}
+
+/** A new, empty reader's project (see {@link ReaderProject}); the page's commands make it a project. */
+export async function readerProject(label: string): Promise<ReaderProject> {
+  const root = await mkdtemp(join(tmpdir(), `service-webhooks-docs-${label}-`));
+  const tarball = await packPackage(root);
+  const dir = join(root, 'project');
+  mkdirSync(dir);
+  // `npm install … service-webhooks …` installs the tarball; every other npm command is npm's own.
+  const npm = `npm() {
+  if [ "$1" = install ] || [ "$1" = i ]; then
+    shift
+    local args=()
+    for arg in "$@"; do
+      if [ "$arg" = service-webhooks ]; then args+=(${JSON.stringify(tarball)}); else args+=("$arg"); fi
+    done
+    command npm install --no-audit --no-fund --prefer-offline "\${args[@]}"
+  else
+    command npm "$@"
+  fi
+}`;
+  return {
+    dir,
+    shell: (code, env = {}, timeoutMs = 120_000) =>
+      execFileAsync('bash', ['-c', `set -euo pipefail\n${npm}\n${code}\n`], {
+        cwd: dir,
+        env: { ...process.env, ...env },
+        timeout: timeoutMs,
+      }),
+    save: (block, fileName) => {
+      const file = join(dir, fileName);
+      writeFileSync(file, block.code);
+      return file;
+    },
+    packageJson: () => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
