@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { expect } from 'vitest';
-import { type DocumentationBlock, docBlock } from '../../scripts/docs/snippets.mjs';
+import { type DocumentationBlock, docBlock, extractBlocks } from '../../scripts/docs/snippets.mjs';
 import { packPackage } from '../support/consumer-project.js';
 import { repoPath } from '../support/paths.js';
 
@@ -82,6 +82,10 @@ export interface ReaderProject {
   remove(): void;
 }
 
+const PG_BOSS_RANGE = (
+  JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+).devDependencies['pg-boss'];
+
 /** A new, empty reader's project (see {@link ReaderProject}); the page's commands make it a project. */
 export async function readerProject(label: string): Promise<ReaderProject> {
   const root = await mkdtemp(join(tmpdir(), `service-webhooks-docs-${label}-`));
@@ -94,7 +98,13 @@ export async function readerProject(label: string): Promise<ReaderProject> {
     shift
     local args=()
     for arg in "$@"; do
-      if [ "$arg" = service-webhooks ]; then args+=(${JSON.stringify(tarball)}); else args+=("$arg"); fi
+      case "$arg" in
+        service-webhooks) args+=(${JSON.stringify(tarball)}) ;;
+        # The pages' pg-boss blocks are written for pg-boss 10 (the version this repository tests; the
+        # page says what changes for 12), so the test installs that rather than the newest.
+        pg-boss) args+=("pg-boss@${PG_BOSS_RANGE}") ;;
+        *) args+=("$arg") ;;
+      esac
     done
     command npm install --no-audit --no-fund --prefer-offline "\${args[@]}"
   else
@@ -117,4 +127,33 @@ export async function readerProject(label: string): Promise<ReaderProject> {
     packageJson: () => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/** The page that says how to make a project; the other pages' runnable files say "a project made as in Getting started". */
+export const GETTING_STARTED = 'docs/guide/getting-started.md';
+
+/**
+ * A project made as Getting started says (its `first-receiver-project` block: `npm init -y`, then the
+ * package and tsx), plus `extra` (a page's own `npm install …` block), run as written.
+ */
+export async function gettingStartedProject(label: string, extra?: string): Promise<ReaderProject> {
+  const project = await readerProject(label);
+  await project.shell(docBlock(GETTING_STARTED, 'first-receiver-project').code);
+  if (extra !== undefined) await project.shell(extra);
+  return project;
+}
+
+/** The first `sh` block of `page`: where a page says what to install. */
+export function installBlock(page: string): string {
+  const block = extractBlocks(readFileSync(repoPath(page), 'utf8')).find(
+    (candidate) => candidate.lang === 'sh',
+  );
+  expect(block?.code).toMatch(/^npm install /);
+  return block!.code;
+}
+
+/** `command`, after checking that `page` tells the reader to run it (in backticks, as written there). */
+export function commandOnPage(page: string, command: string): string {
+  expect(readFileSync(repoPath(page), 'utf8').replace(/\s+/g, ' ')).toContain(`\`${command}\``);
+  return command;
 }
