@@ -1,8 +1,8 @@
 /**
  * Run a block of the documentation as a reader would: `docBlock` finds the block a page marks with
- * `<!-- run: id -->`, `writeRunnable` turns a TypeScript block into a module (esbuild strips the types,
- * as tsx would for the reader) inside the repository, so `service-webhooks` resolves to the built
- * package through its own `exports`, and `runNode` runs it and collects its output.
+ * `<!-- run: id -->`; `readerProject` (or `gettingStartedProject`) makes a project in a new folder with
+ * the page's own commands (so `npm init -y` makes it CommonJS, as for the reader), `save` writes the
+ * block there as written, under the file name the page gives, and `shell` runs the page's command.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,6 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { transform } from 'esbuild';
 import { expect } from 'vitest';
 import { type DocumentationBlock, docBlock, extractBlocks } from '../../scripts/docs/snippets.mjs';
 import { packPackage } from '../support/consumer-project.js';
@@ -19,32 +18,6 @@ import { repoPath } from '../support/paths.js';
 const execFileAsync = promisify(execFile);
 
 export { docBlock };
-
-/** Write a block as a runnable .mjs file in .docs-snippets/run/ and give its path. */
-export async function writeRunnable(block: DocumentationBlock, name: string): Promise<string> {
-  const dir = repoPath('.docs-snippets', 'run');
-  mkdirSync(dir, { recursive: true });
-  const code =
-    block.lang === 'ts' || block.lang === 'typescript'
-      ? (await transform(block.code, { loader: 'ts', format: 'esm', target: 'node20' })).code
-      : block.code;
-  const file = join(dir, `${name}.mjs`);
-  writeFileSync(file, code);
-  return file;
-}
-
-/** Run `file` with this Node, with `env` added, and resolve to its output; rejects on a non-zero exit. */
-export async function runNode(
-  file: string,
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<{ stdout: string; stderr: string }> {
-  return execFileAsync(process.execPath, [file], {
-    cwd: repoPath(),
-    env: { ...process.env, ...env },
-    timeout: timeoutMs,
-  });
-}
 
 /**
  * What every store page's local recipe prints (one signed event delivered twice), checked line by line;
