@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { extractBlocks } from '../../scripts/docs/snippets.mjs';
 import { repoPath } from '../support/paths.js';
-import { docBlock, readerProject } from './support.js';
-
-const PAGE = 'docs/guide/getting-started.md';
+import { docBlock, gettingStartedProject, GETTING_STARTED as PAGE } from './support.js';
 
 /** The ```text block the page shows right after the command that runs the file, as "It prints:". */
 function printedOnThePage(): string[] {
@@ -16,10 +14,9 @@ function printedOnThePage(): string[] {
 }
 
 test('getting started: in a project made as the page says, the first receiver runs its handler once, answers the retry as a duplicate, and prints what the page shows', async () => {
-  const project = await readerProject('getting-started');
+  // The page's own commands, run in a new folder: `npm init -y` makes a CommonJS project.
+  const project = await gettingStartedProject('getting-started');
   try {
-    // The page's own commands, in a new folder: `npm init -y` makes a CommonJS project.
-    await project.shell(docBlock(PAGE, 'first-receiver-project').code);
     expect(project.packageJson().type).toBe('commonjs');
     project.save(docBlock(PAGE, 'first-receiver'), 'first-receiver.ts');
     const { stdout } = await project.shell(docBlock(PAGE, 'first-receiver-start').code, {}, 30_000);

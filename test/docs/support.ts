@@ -5,10 +5,21 @@
  * block there as written, under the file name the page gives, and `shell` runs the page's command.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { type DocumentationBlock, docBlock, extractBlocks } from '../../scripts/docs/snippets.mjs';
@@ -62,9 +73,15 @@ const PG_BOSS_RANGE = (
 /** A new, empty reader's project (see {@link ReaderProject}); the page's commands make it a project. */
 export async function readerProject(label: string): Promise<ReaderProject> {
   const root = await mkdtemp(join(tmpdir(), `service-webhooks-docs-${label}-`));
-  const tarball = await packPackage(root);
+  await packPackage(root);
+  mkdirSync(join(root, 'project'));
+  return projectIn(root);
+}
+
+/** The project in `root/project`, the tarball beside it (where npm's `file:../…` dependency points). */
+function projectIn(root: string): ReaderProject {
   const dir = join(root, 'project');
-  mkdirSync(dir);
+  const tarball = join(root, readdirSync(root).find((name) => name.endsWith('.tgz'))!);
   // `npm install … service-webhooks …` installs the tarball; every other npm command is npm's own.
   const npm = `npm() {
   if [ "$1" = install ] || [ "$1" = i ]; then
@@ -105,13 +122,55 @@ export async function readerProject(label: string): Promise<ReaderProject> {
 /** The page that says how to make a project; the other pages' runnable files say "a project made as in Getting started". */
 export const GETTING_STARTED = 'docs/guide/getting-started.md';
 
+/** Where the projects made as Getting started says are kept, one per build of the package. */
+const MADE_AS_GETTING_STARTED = join(tmpdir(), 'service-webhooks-docs-getting-started');
+
+/** What the tarball holds (package.json and its `files`), hashed: one key per build of the package. */
+function buildKey(): string {
+  const hash = createHash('sha256');
+  const { files } = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { files: string[] };
+  const paths = ['package.json', ...files].flatMap((entry) => {
+    if (!existsSync(repoPath(entry))) return [];
+    if (!statSync(repoPath(entry)).isDirectory()) return [entry];
+    return readdirSync(repoPath(entry), { recursive: true, encoding: 'utf8' }).map((name) =>
+      join(entry, name),
+    );
+  });
+  for (const path of paths.sort()) {
+    if (statSync(repoPath(path)).isDirectory()) continue;
+    hash.update(`${path}\0`).update(readFileSync(repoPath(path)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
 /**
- * A project made as Getting started says (its `first-receiver-project` block: `npm init -y`, then the
- * package and tsx), plus `extra` (a page's own `npm install …` block), run as written.
+ * A project made as Getting started says (its `first-receiver-project` block, run as written: `npm init
+ * -y`, then the package and tsx), plus `extra` (a page's own `npm install …` block), run as written.
+ * The Getting started part is made once per build of the package and copied: a copy costs a fraction
+ * of its three npm commands, which every test file would otherwise run again. Test files starting at
+ * once may each make it; the first rename wins.
  */
 export async function gettingStartedProject(label: string, extra?: string): Promise<ReaderProject> {
-  const project = await readerProject(label);
-  await project.shell(docBlock(GETTING_STARTED, 'first-receiver-project').code);
+  const made = join(MADE_AS_GETTING_STARTED, buildKey());
+  if (!existsSync(made)) {
+    mkdirSync(MADE_AS_GETTING_STARTED, { recursive: true });
+    const fresh = await readerProject('getting-started');
+    await fresh.shell(docBlock(GETTING_STARTED, 'first-receiver-project').code);
+    try {
+      renameSync(dirname(fresh.dir), made);
+    } catch {
+      fresh.remove(); // made meanwhile by another test file
+    }
+    // Projects of other builds, made over a day ago, go (none another run is still likely to copy).
+    for (const name of readdirSync(MADE_AS_GETTING_STARTED)) {
+      const path = join(MADE_AS_GETTING_STARTED, name);
+      if (Date.now() - statSync(path).mtimeMs > 24 * 60 * 60 * 1000)
+        rmSync(path, { recursive: true, force: true });
+    }
+  }
+  const root = await mkdtemp(join(tmpdir(), `service-webhooks-docs-${label}-`));
+  cpSync(made, root, { recursive: true, verbatimSymlinks: true });
+  const project = projectIn(root);
   if (extra !== undefined) await project.shell(extra);
   return project;
 }
