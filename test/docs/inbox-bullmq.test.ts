@@ -1,6 +1,7 @@
 /**
- * docs/inbox/bullmq.md's quick start, run as a reader runs it (door and worker in one process) on the
- * built package, against the Redis on 127.0.0.1:6379 with a queue of its own. The page promises: the
+ * docs/inbox/bullmq.md's quick start, run as a reader runs it (door and worker in one process): in a
+ * project made as Getting started says, with the page's install (the packed build for service-webhooks),
+ * saved and run as the page says, against the Redis on 127.0.0.1:6379 with a queue of its own. The page promises: the
  * door answers 200 once the event is queued, the worker runs the handler, the same event sent again is
  * a duplicate and the handler does not run again, and SIGTERM stops the process.
  */
@@ -8,16 +9,23 @@ import { Redis } from 'ioredis';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { expect, test } from 'vitest';
 import { spawnProcess } from '../support/process.js';
-import { docBlock, writeRunnable } from './support.js';
+import { commandOnPage, docBlock, gettingStartedProject, installBlock } from './support.js';
+
+const PAGE = 'docs/inbox/bullmq.md';
 
 const SECRET = 'whsec_docs_inbox';
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
 test('the BullMQ quick start queues a signed event, the worker handles it once, a second copy is a duplicate', async () => {
   const queueName = `docs-inbox-${crypto.randomUUID().slice(0, 8)}`;
-  const file = await writeRunnable(docBlock('docs/inbox/bullmq.md', 'inbox-bullmq'), 'inbox-bullmq');
-  const demo = spawnProcess(process.execPath, [file], {
+  const project = await gettingStartedProject('inbox-bullmq', installBlock(PAGE));
+  project.save(docBlock(PAGE, 'inbox-bullmq'), 'inbox-demo.ts');
+  const [, runner, file] = commandOnPage(PAGE, 'npx tsx inbox-demo.ts').split(' ');
+  // The page's command, with the tsx that npx finds in the project started directly: the test sends
+  // the process SIGTERM, which tsx passes on to the file; npm exec in between would get it instead.
+  const demo = spawnProcess(`node_modules/.bin/${runner}`, [file!], {
     name: 'inbox quick start',
+    cwd: project.dir,
     env: { REDIS_URL, INBOX_QUEUE: queueName, WEBHOOK_SECRET: SECRET, PORT: '0' },
   });
   try {
@@ -58,5 +66,6 @@ test('the BullMQ quick start queues a signed event, the worker handles it once, 
     const keys = await redis.keys(`bull:${queueName}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
+    project.remove();
   }
-}, 60_000);
+}, 180_000);

@@ -1,12 +1,16 @@
 /**
- * docs/inbox/sqs.md's local setup on fauxqs, run as a reader runs it on the built package: with
+ * docs/inbox/sqs.md's local setup on fauxqs, run as a reader runs it (in a project made as Getting
+ * started says, with the page's install, the packed build for service-webhooks; saved and run as the
+ * page says): with
  * AWS_ENDPOINT_URL_SQS pointing at fauxqs (started here on a free port), the block creates the inbox
  * queue and its dead-letter queue, and the inbox redrives to the dead-letter queue after 20 receives.
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { docBlock, runNode, writeRunnable } from './support.js';
+import { commandOnPage, docBlock, gettingStartedProject, installBlock } from './support.js';
+
+const PAGE = 'docs/inbox/sqs.md';
 
 let fauxqs: FauxqsServer;
 
@@ -25,8 +29,11 @@ test('the fauxqs block creates the inbox queue, redriving to its dead-letter que
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   };
-  const file = await writeRunnable(docBlock('docs/inbox/sqs.md', 'sqs-fauxqs-queues'), 'inbox-sqs-queues');
-  const { stdout } = await runNode(file, env);
+  const project = await gettingStartedProject('inbox-sqs', installBlock(PAGE));
+  project.save(docBlock(PAGE, 'sqs-fauxqs-queues'), 'create-queues.ts');
+  const { stdout } = await project
+    .shell(commandOnPage(PAGE, 'npx tsx create-queues.ts'), env)
+    .finally(() => project.remove());
   const inboxUrl = /^INBOX_QUEUE_URL=(\S+)$/m.exec(stdout)?.[1];
   const deadLetterUrl = /^DEAD_LETTER_QUEUE_URL=(\S+)$/m.exec(stdout)?.[1];
   expect(inboxUrl).toMatch(/webhooks-inbox$/);
@@ -51,4 +58,4 @@ test('the fauxqs block creates the inbox queue, redriving to its dead-letter que
   } finally {
     sqs.destroy();
   }
-}, 60_000);
+}, 180_000);

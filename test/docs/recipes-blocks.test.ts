@@ -1,31 +1,31 @@
 /**
- * The recipes' runnable blocks, run as a reader runs them, each asserting what its page promises:
- * docs/recipes/secret-rotation.md (a retry signed with the new secret is a duplicate of the delivery
- * the old one signed), docs/recipes/several-registrations.md (one event, two registrations on one
- * store: each runs it once, each retry is a duplicate) and docs/recipes/testing-handlers.md (the vitest
- * file passes under vitest, against the built package, as in a reader's project).
+ * The recipes' runnable blocks, run as a reader runs them (in one project made as Getting started says,
+ * the packed build for service-webhooks; each file saved and run as its page says), each asserting what
+ * its page promises: docs/recipes/secret-rotation.md (a retry signed with the new secret is a duplicate
+ * of the delivery the old one signed), docs/recipes/several-registrations.md (one event, two
+ * registrations on one store: each runs it once, each retry is a duplicate) and
+ * docs/recipes/testing-handlers.md (the vitest file passes under vitest).
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, repoPath } from '../support/paths.js';
-import { docBlock, runNode, writeRunnable } from './support.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandOnPage, docBlock, gettingStartedProject, type ReaderProject } from './support.js';
 
-const execFileAsync = promisify(execFile);
+let project: ReaderProject;
 
-beforeAll(() => {
-  assertBuilt('index.js', 'testing.js');
+beforeAll(async () => {
+  project = await gettingStartedProject('recipes');
+}, 180_000);
+
+afterAll(() => {
+  project?.remove();
 });
 
 describe('docs/recipes/secret-rotation.md', () => {
+  const PAGE = 'docs/recipes/secret-rotation.md';
   it('rotation-overlap: the old secret signs the first delivery (index 1), the retry signed with the new one is a duplicate', async () => {
-    const file = await writeRunnable(
-      docBlock('docs/recipes/secret-rotation.md', 'rotation-overlap'),
-      'recipes-rotation-overlap',
-    );
-    const { stdout } = await runNode(file);
+    project.save(docBlock(PAGE, 'rotation-overlap'), 'rotation.ts');
+    const { stdout } = await project.shell(commandOnPage(PAGE, 'npx tsx rotation.ts'));
     const handled = stdout.split('\n').filter((line) => line.startsWith('handled '));
     expect(handled).toHaveLength(1);
     expect(handled[0]).toMatch(/^handled evt_\w+, signed with secret 1$/);
@@ -34,12 +34,10 @@ describe('docs/recipes/secret-rotation.md', () => {
 });
 
 describe('docs/recipes/several-registrations.md', () => {
+  const PAGE = 'docs/recipes/several-registrations.md';
   it('two-registrations: each registration runs the shared event id once; each retry is a duplicate', async () => {
-    const file = await writeRunnable(
-      docBlock('docs/recipes/several-registrations.md', 'two-registrations'),
-      'recipes-two-registrations',
-    );
-    const { stdout, stderr } = await runNode(file);
+    project.save(docBlock(PAGE, 'two-registrations'), 'registrations.ts');
+    const { stdout, stderr } = await project.shell(commandOnPage(PAGE, 'npx tsx registrations.ts'));
     const lines = stdout.trim().split('\n');
     const id = /^billing handled (evt_\w+)$/.exec(lines[0] ?? '')?.[1];
     expect(id).toBeDefined();
@@ -57,40 +55,22 @@ describe('docs/recipes/several-registrations.md', () => {
 });
 
 describe('docs/recipes/testing-handlers.md', () => {
-  it('vitest-example: the page’s test file passes under vitest, against the built package', async () => {
-    // A folder of its own, so vitest finds this one test file and nothing else.
-    mkdirSync(repoPath('.docs-snippets', 'run', 'recipes-testing-handlers'), { recursive: true });
-    const file = await writeRunnable(
-      docBlock('docs/recipes/testing-handlers.md', 'vitest-example'),
-      'recipes-testing-handlers/receiver.test',
-    );
-    const dir = dirname(file);
-    // A config of its own, so the repository's (its tiers, its aliases to the sources) is not used:
-    // 'service-webhooks' resolves to dist/ as in a reader's project.
-    const config = join(dir, 'vitest.config.mjs');
-    writeFileSync(config, "export default { test: { include: ['*.test.mjs'] } };\n");
-    const report = join(dir, 'report.json');
-    await execFileAsync(
-      process.execPath,
-      [
-        repoPath('node_modules', 'vitest', 'vitest.mjs'),
-        'run',
-        '--config',
-        config,
-        '--root',
-        dir,
-        '--reporter=json',
-        `--outputFile=${report}`,
-      ],
-      { cwd: dir, timeout: 120_000, env: { ...process.env, FORCE_COLOR: '0' } },
-    );
-    const { default: result } = await import(report, { with: { type: 'json' } });
-    const tests = (result as { testResults: { assertionResults: { title: string; status: string }[] }[] })
-      .testResults[0]!.assertionResults;
-    expect(tests.map((test) => [test.title, test.status])).toEqual([
+  const PAGE = 'docs/recipes/testing-handlers.md';
+  it('vitest-example: the page’s test file passes under vitest', async () => {
+    await project.shell(commandOnPage(PAGE, 'npm install --save-dev vitest'));
+    project.save(docBlock(PAGE, 'vitest-example'), 'receiver.test.ts');
+    // The page's command, with a JSON report added for the test to read which tests passed.
+    await project.shell(`${commandOnPage(PAGE, 'npx vitest run')} --reporter=json --outputFile=report.json`, {
+      FORCE_COLOR: '0',
+    });
+    const result = JSON.parse(await readFile(join(project.dir, 'report.json'), 'utf8')) as {
+      testResults: { name: string; assertionResults: { title: string; status: string }[] }[];
+    };
+    expect(result.testResults.map((file) => file.name)).toEqual([join(project.dir, 'receiver.test.ts')]);
+    expect(result.testResults[0]!.assertionResults.map((test) => [test.title, test.status])).toEqual([
       ['a payment is handled once, its retry is a duplicate', 'passed'],
       ['a failing handler is answered 500, so the service retries', 'passed'],
       ['a forged signature is refused before any handler runs', 'passed'],
     ]);
-  });
+  }, 180_000);
 });

@@ -1,22 +1,17 @@
 /**
- * docs/tools/cli.md, run as a reader runs it: the walkthrough's receiver (the page's `server.ts`) in a
- * process of its own, then the page's `send` commands with bash, `npx service-webhooks` being the built
- * bin. The page promises that five copies of one event run the handler once and that four of them are
+ * docs/tools/cli.md, run as a reader runs it, in a project made with the page's own commands (`npm init
+ * -y`, then `npm install service-webhooks tsx`, the packed build for service-webhooks): the
+ * walkthrough's receiver (the page's `server.ts`) in a process of its own, then the page's commands with
+ * bash in that project, `npx service-webhooks` finding the package's bin there. The page promises that five copies of one event run the handler once and that four of them are
  * answered as duplicates; the sandbox part promises that replaying what the sandbox delivered is
  * answered as duplicates too.
  */
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, distPath, repoPath } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
-import { docBlock, writeRunnable } from './support.js';
+import { docBlock, type ReaderProject, readerProject } from './support.js';
 
-const execFileAsync = promisify(execFile);
 const PAGE = 'docs/tools/cli.md';
 const SECRET = 'whsec_local';
 
@@ -32,31 +27,25 @@ async function freePort(): Promise<number> {
   });
 }
 
-let bin: string;
+let project: ReaderProject;
+/** The page's command that starts the receiver: `WEBHOOK_SECRET=… npx tsx server.ts`. */
+let startCommand: string;
 
-/**
- * Run a page's `sh` block with bash as a reader's shell would: `service-webhooks` on PATH is the built
- * bin, and `npx service-webhooks …` runs it the same way (a function that runs its arguments).
- */
-async function runShell(
-  code: string,
-  env: Record<string, string> = {},
-): Promise<{ stdout: string; stderr: string }> {
-  const script = `set -euo pipefail\nnpx() { "$@"; }\n${code}\n`;
-  return execFileAsync('bash', ['-c', script], {
-    cwd: bin,
-    env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` },
-    timeout: 60_000,
-  });
+/** Run a page's `sh` block with bash in the reader's project, as the reader's shell would. */
+async function runShell(code: string): Promise<{ stdout: string; stderr: string }> {
+  return project.shell(code, {}, 60_000);
 }
 
 async function startReceiver(): Promise<{ process: SpawnedProcess; url: string }> {
   const port = await freePort();
-  const file = await writeRunnable(docBlock(PAGE, 'walkthrough-receiver'), 'tools-cli-receiver');
-  const started = await startProcess(process.execPath, [file], {
+  const [, secret, runner, file] = /^WEBHOOK_SECRET=(\S+) npx (tsx) (server\.ts)$/.exec(startCommand) ?? [];
+  expect(secret).toBe(SECRET);
+  // The tsx that `npx tsx` finds in the project, started directly: stopping the test's process then
+  // stops the receiver (tsx passes the signal on), where npm exec in between would get it instead.
+  const started = await startProcess(join(project.dir, 'node_modules', '.bin', runner!), [file!], {
     name: 'the walkthrough receiver',
-    cwd: repoPath(),
-    env: { WEBHOOK_SECRET: SECRET, PORT: String(port) },
+    cwd: project.dir,
+    env: { WEBHOOK_SECRET: secret!, PORT: String(port) },
     ready: /Listening on http:\/\/localhost:(\d+)\/webhooks/,
   });
   expect(started.match[1]).toBe(String(port));
@@ -78,16 +67,19 @@ function handlerRuns(receiver: SpawnedProcess, eventId: string): number {
     .filter((line) => line.startsWith('handled ') && line.includes(eventId)).length;
 }
 
-beforeAll(() => {
-  assertBuilt('cli.js', 'index.js', 'node.js');
-  bin = mkdtempSync(join(tmpdir(), 'docs-cli-bin-'));
-  const launcher = join(bin, 'service-webhooks');
-  writeFileSync(launcher, `#!/usr/bin/env bash\nexec "${process.execPath}" "${distPath('cli.js')}" "$@"\n`);
-  chmodSync(launcher, 0o755);
-});
+beforeAll(async () => {
+  project = await readerProject('tools-cli');
+  project.save(docBlock(PAGE, 'walkthrough-receiver'), 'server.ts');
+  // The page's commands that make the project, then (below, per test) the one that starts the receiver.
+  const commands = docBlock(PAGE, 'walkthrough-start').code.trim().split('\n');
+  startCommand = commands.pop()!;
+  expect(commands).toEqual(['npm init -y', 'npm install service-webhooks tsx']);
+  await project.shell(commands.join('\n'));
+  expect(project.packageJson().type).toBe('commonjs');
+}, 180_000);
 
 afterAll(() => {
-  rmSync(bin, { recursive: true, force: true });
+  project?.remove();
 });
 
 describe('docs/tools/cli.md', () => {
@@ -130,12 +122,13 @@ describe('docs/tools/cli.md', () => {
       .replace(/^npx service-webhooks /, '')
       .split(/\s+/);
     expect(command).toEqual(['sandbox', '--allow-http']);
+    // The bin that `npx service-webhooks` finds in the project, started directly (for its signals).
     const sandbox = await startProcess(
-      process.execPath,
-      [distPath('cli.js'), ...command, '--port', String(port)],
+      join(project.dir, 'node_modules', '.bin', 'service-webhooks'),
+      [...command, '--port', String(port)],
       {
         name: 'the walkthrough sandbox',
-        cwd: repoPath(),
+        cwd: project.dir,
         ready: /listening on http:\S+\/v1/,
         timeoutMs: 30_000,
       },

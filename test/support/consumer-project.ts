@@ -11,28 +11,30 @@ import { ROOT } from './paths.js';
 
 const run = promisify(execFile);
 
+/** `npm pack` the built package into `destination` (lifecycle scripts off); resolves to the tarball's path. */
+export async function packPackage(destination: string): Promise<string> {
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
+    {
+      cwd: ROOT,
+    },
+  );
+  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  return join(destination, filename);
+}
+
 /**
  * `npm pack` the built package into a new temp folder and install the tarball there, with `also`
  * (package specs) beside it; lifecycle scripts off, the npm cache first. Resolves to the folder.
  */
 export async function consumerProject(label: string, also: readonly string[] = []): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), `service-webhooks-${label}-`));
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
-    cwd: ROOT,
-  });
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  const tarball = await packPackage(project);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   await run(
     'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      '--ignore-scripts',
-      join(project, filename),
-      ...also,
-    ],
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball, ...also],
     { cwd: project },
   );
   return project;
