@@ -66,10 +66,6 @@ export interface ReaderProject {
   remove(): void;
 }
 
-const PG_BOSS_RANGE = (
-  JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { devDependencies: Record<string, string> }
-).devDependencies['pg-boss'];
-
 /** A new, empty reader's project (see {@link ReaderProject}); the page's commands make it a project. */
 export async function readerProject(label: string): Promise<ReaderProject> {
   const root = await mkdtemp(join(tmpdir(), `service-webhooks-docs-${label}-`));
@@ -90,9 +86,6 @@ function projectIn(root: string): ReaderProject {
     for arg in "$@"; do
       case "$arg" in
         service-webhooks) args+=(${JSON.stringify(tarball)}) ;;
-        # The pages' pg-boss blocks are written for pg-boss 10 (the version this repository tests; the
-        # page says what changes for 12), so the test installs that rather than the newest.
-        pg-boss) args+=("pg-boss@${PG_BOSS_RANGE}") ;;
         *) args+=("$arg") ;;
       esac
     done
