@@ -21,6 +21,7 @@ import * as v from 'valibot';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../src/event-types.js';
+import { sealed } from '../support/sealed-entry.js';
 
 const secret = 'whsec_schemas';
 
@@ -174,11 +175,14 @@ describe('a schema per event type', () => {
     webhooks.on('payment.succeeded', () => {
       ran++;
     });
-    const entry: InboxEntry = { event: payment(0), receivedAt: Date.now(), secretIndex: 0 };
+    const entry: InboxEntry = await sealed(
+      { event: payment(0), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     await expect(webhooks.process(entry)).rejects.toBeInstanceOf(EventSchemaError);
     expect(ran).toBe(0);
     expect(errors[0]).toBeInstanceOf(EventSchemaError);
-    expect(await webhooks.process({ ...entry, event: payment(3) })).toBe('handled');
+    expect(await webhooks.process(await sealed({ ...entry, event: payment(3) }, secret))).toBe('handled');
     expect(ran).toBe(1);
   });
 
