@@ -794,7 +794,9 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * `HandlerFailedError`, `HandlerTimeoutError` or `StoreUnavailableError`, each reported to `onError`
    * first. The engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails
    * the door's envelope check: a poison message, also reported) must be dead-lettered at once instead,
-   * since no retry can fix it. No handler runs on such an entry.
+   * since no retry can fix it, and so must its subclass `UnauthenticatedInboxEntryError` (no seal of
+   * the door, or one that no longer holds: whoever wrote it to the queue was not the door). No handler
+   * runs on such an entry, and its `traceparent` is followed only when the seal holds.
    *
    * @example
    * ```ts
