@@ -144,6 +144,25 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
     expect(runs).toEqual([{ id: genuine.id, amount: 4, attempt: 1 }]);
   });
 
+  test("PostgreSQL's jsonb gives back what the door sealed: keys in its own order, numbers and text in its own spelling", async () => {
+    const { door, runs, start, errors } = setup();
+    const event = createTestEvent('payment.succeeded');
+    // jsonb sorts keys by length, writes 1e21 as 1000000000000000000000 and 1e-7 as 0.0000001, and
+    // keeps escapes as the characters they stand for: none of it may break the seal.
+    const awkward = {
+      ...event,
+      data: {
+        zzzzzzzzzz: 1,
+        a: [1e21, 1e-7, 12345678901234567890, -0, 0.1, 5e-324],
+        'é😀\u0001': { '': null, b: [true, false, { y: 'é', x: '\n\t"' }] },
+      },
+    };
+    expect((await deliver(door, awkward, { secret: SECRET })).status).toBe(200);
+    await start();
+    await waitUntil('the event to run', () => runs.length === 1);
+    expect(errors).toEqual([]);
+  });
+
   test('a retry carries the attempt the worker sealed: ctx.attempt 2, as the schedule says', async () => {
     const { door, runs, start, failOnce, errors } = setup();
     const event = payment(7);
