@@ -153,7 +153,7 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       ...event,
       data: {
         zzzzzzzzzz: 1,
-        a: [1e21, 1e-7, 12345678901234567890, -0, 0.1, 5e-324],
+        a: [1e21, 1e-7, 2 ** 60 + 1, -0, 0.1, 5e-324],
         'é😀\u0001': { '': null, b: [true, false, { y: 'é', x: '\n\t"' }] },
       },
     };
