@@ -52,6 +52,7 @@ export {
   SecretUnavailableError,
   STATUS_TABLE,
   StoreUnavailableError,
+  UnauthenticatedInboxEntryError,
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js';

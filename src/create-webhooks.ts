@@ -6,6 +6,7 @@ import {
   type InvalidInboxEntryError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
+  UnauthenticatedInboxEntryError,
   WebhookError,
 } from './errors.js';
 import { type Eventual, settled } from './eventual.js';
@@ -53,6 +54,7 @@ import type {
   Webhooks,
   WebhooksOptions,
 } from './types.js';
+import { UnsealedEntriesWarning } from './unsealed-entries-warning.js';
 
 /** A worker's handler budget unless `process` is given one: well past a request's, short of forever. */
 const DEFAULT_RUN_TIMEOUT_MS = 300_000;
@@ -69,6 +71,8 @@ class WebhookReceiver implements Webhooks {
   readonly #dedupTtlMs: number;
   /** Says on stderr when every delivery is refused for a reason of this receiver's setup (no logger). */
   readonly #watch: MisconfigurationWatch | undefined;
+  /** Says, at most once a minute, that entries without a seal run (`acceptUnsealed`, during an upgrade). */
+  readonly #unsealedWarning: UnsealedEntriesWarning;
   readonly bodyBudget: BodyBudget;
   readonly maxBodyBytes: number;
   readonly handlerTimeoutMs: number;
@@ -98,6 +102,7 @@ class WebhookReceiver implements Webhooks {
     this.#exactlyOnce = new ExactlyOnce(leaseSeconds, onStoreError, this.#observers);
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = this.#observers.loggerSpeaks ? undefined : new MisconfigurationWatch();
+    this.#unsealedWarning = new UnsealedEntriesWarning();
     this.bodyBudget = new ByteBudget(this.#options.maxBodyBytesInFlight);
     const { runHandlers, enqueue, answerRun, ending } = WebhookReceiver.#kindSteps;
     const kind = <A>(work: Work<A>, finish: Finish<A>, success: Ending, inboxRun: boolean): RunKind<A> => ({
@@ -186,9 +191,12 @@ class WebhookReceiver implements Webhooks {
     const replayId = checkReplayId(options.replayId);
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
+    // Before anything of the entry is used: the queue is no part of what a worker trusts.
+    const sealed = await this.#trust(checked, options.acceptUnsealed === true);
     const started = this.#observers.logger ? performance.now() : 0;
-    const traceparent = typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
-    const attempt = options.attempt ?? 1;
+    // A trace context from the queue is honoured only when the door's seal vouches for it.
+    const traceparent = sealed && typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
+    const attempt = checked.attempt ?? options.attempt ?? 1;
     const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
     telemetry?.verified(event.id, event.type, secretIndex);
     const unchecked: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
@@ -230,6 +238,38 @@ class WebhookReceiver implements Webhooks {
     // A claim held elsewhere is not a failure in a worker (a redelivery after a crash meets the dead
     // worker's lease): the engine retries after the lease, so it is not reported.
     throw ending.error;
+  }
+
+  async sealAttempt(entry: InboxEntry, attempt: number): Promise<InboxEntry> {
+    if (!Number.isSafeInteger(attempt) || attempt < 1)
+      throw new TypeError(`sealAttempt needs an attempt count from 1; got ${String(attempt)}.`);
+    const failed = await this.#verifier.ready();
+    if (failed) throw failed;
+    const { attemptSeal: _dropped, ...rest } = entry;
+    // An unsealed entry stays unsealed: only the door vouches for an entry, never a worker.
+    if (typeof entry.seal !== 'string' || attempt === 1) return { ...rest, attempt };
+    return { ...rest, attempt, attemptSeal: await this.#verifier.inboxSeal.sealAttempt(entry.seal, attempt) };
+  }
+
+  /**
+   * Whether the entry is the door's (true), or an unsealed one let through by `acceptUnsealed`
+   * (false); throws `UnauthenticatedInboxEntryError`, reported, for anything else.
+   */
+  async #trust(entry: InboxEntry, acceptUnsealed: boolean): Promise<boolean> {
+    const check = await this.#verifier.inboxSeal.check(entry);
+    if (check === 'sealed') return true;
+    if (check === 'unsealed' && acceptUnsealed) {
+      this.#unsealedWarning.note();
+      return false;
+    }
+    const error = new UnauthenticatedInboxEntryError(
+      check === 'unsealed'
+        ? 'it carries no seal: the door did not write it (or a door of a version before seals did: see `acceptUnsealedEntries`).'
+        : 'its seal does not hold: it was changed since the door wrote it, or sealed with a key no longer listed.',
+    );
+    // Not the entry's event: nothing of a forgery is handed on as if it were an event.
+    this.#observers.report(error, undefined);
+    throw error;
   }
 
   #handle(input: HandleInput): Eventual<WebhookResponse> {
@@ -375,7 +415,10 @@ class WebhookReceiver implements Webhooks {
       ? { event, receivedAt, secretIndex, traceparent }
       : { event, receivedAt, secretIndex };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
-    const write = () => settled(() => inbox.enqueue(entry, key));
+    // Sealed inside the write, so that an entry that cannot be sealed is refused like a failed write.
+    const seals = this.#verifier.inboxSeal;
+    const write = () =>
+      settled(() => seals.seal(entry).then((seal) => inbox.enqueue({ ...entry, seal }, key)));
     return withDeadline(
       telemetry ? telemetry.step('inbox.enqueue', write) : write(),
       this.#storeTimeouts,

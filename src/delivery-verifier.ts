@@ -11,6 +11,7 @@ import {
   type WebhookError,
 } from './errors.js';
 import { chain, type Eventual, isThenable } from './eventual.js';
+import { InboxSeal } from './inbox-seal.js';
 import type { Observers } from './observers.js';
 import type { ResolvedOptions } from './options.js';
 import { exceedsBytes, toText } from './raw-body.js';
@@ -57,6 +58,7 @@ export class DeliveryVerifier {
   readonly #dedupTtlMs: number;
   #signatures: Verifier | undefined;
   #store: ScopedStore | undefined;
+  #inboxSeal: InboxSeal | undefined;
   /** The `secret` function's pending call, shared by the deliveries that wait for it. */
   #loading: Promise<SecretUnavailableError | undefined> | undefined;
   /** Calls of the `secret` function so far, and the one whose secrets are in use. */
@@ -68,6 +70,7 @@ export class DeliveryVerifier {
     this.#storeTimeouts = storeTimeouts;
     this.#observers = observers;
     this.#dedupTtlMs = options.dedupTtlSeconds * 1000;
+    if (options.inboxKeys) this.#inboxSeal = new InboxSeal(options.inboxKeys);
     if (typeof options.secret !== 'function') this.#apply(options.secret);
   }
 
@@ -77,6 +80,14 @@ export class DeliveryVerifier {
    */
   get store(): ScopedStore {
     return this.#store!;
+  }
+
+  /**
+   * The inbox's seals: from the `inboxKey` option, or derived from the secrets (then made with them,
+   * so known once {@link ready} was).
+   */
+  get inboxSeal(): InboxSeal {
+    return this.#inboxSeal!;
   }
 
   /** Make the verifier and the scoped store if the `secret` function was not called yet. */
@@ -147,6 +158,7 @@ export class DeliveryVerifier {
       prefixes.then((known) => noteSharedScope(store, namespace, known)).catch(() => {});
     } else noteSharedScope(store, namespace, prefixes);
     this.#signatures = createVerifier(secrets);
+    if (!this.#options.inboxKeys) this.#inboxSeal = new InboxSeal(secrets);
   }
 
   /**

@@ -56,7 +56,7 @@ export const STATUS_TABLE = {
 
 /**
  * A stable, machine-readable error code: one of the status table, or one reported but never answered
- * (`invalid_configuration`, `lease_lost`, `invalid_inbox_entry`, and from inbox engines
+ * (`invalid_configuration`, `lease_lost`, `invalid_inbox_entry`, `unauthenticated_inbox_entry`, and from inbox engines
  * `event_dead_lettered` and `inbox_backlog`).
  */
 export type WebhookErrorCode =
@@ -65,7 +65,8 @@ export type WebhookErrorCode =
   | 'lease_lost'
   | 'event_dead_lettered'
   | 'inbox_backlog'
-  | 'invalid_inbox_entry';
+  | 'invalid_inbox_entry'
+  | 'unauthenticated_inbox_entry';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes
@@ -444,6 +445,23 @@ export class InvalidInboxEntryError extends WebhookError {
     super('invalid_inbox_entry', `The inbox entry cannot be processed, and never will be: ${reason}`);
     this.reason = reason;
   }
+}
+
+/**
+ * An inbox entry the door did not write as it is: no seal, or a seal that does not hold (the event,
+ * `receivedAt`, `secretIndex`, `traceparent` or the attempt changed since, or it was sealed with a
+ * key no longer listed). Whoever can write to the queue can write anything, so a worker runs no
+ * handler on it; as every `InvalidInboxEntryError`, engines dead-letter it at once, and `process`
+ * reports it to `onError`. Its own code tells a forgery (or a key rotated out too early) apart from
+ * a malformed entry.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => { if (error.code === 'unauthenticated_inbox_entry') alertSecurity(error.reason); });
+ * ```
+ */
+export class UnauthenticatedInboxEntryError extends InvalidInboxEntryError {
+  override name = 'UnauthenticatedInboxEntryError';
+  override readonly code: WebhookErrorCode = 'unauthenticated_inbox_entry';
 }
 
 /**

@@ -11,7 +11,8 @@ const MAX_REPLAY_ID_LENGTH = 64;
  * age is not checked again: an event may wait in a queue far longer than a delivery may be late.
  * `secretIndex` is only told to handlers, and a rotation may have dropped the secret since, so any
  * whole number from 0 is one. A `traceparent` is not checked: the telemetry plug-in ignores one it
- * cannot read, and a trace is never a reason to dead-letter an event.
+ * cannot read, and a trace is never a reason to dead-letter an event. Whether the door wrote the entry
+ * at all is the seal's question (`inbox-seal.ts`), asked next.
  */
 export function checkEntry(entry: InboxEntry): InboxEntry {
   if (typeof entry !== 'object' || entry === null) throw new InvalidInboxEntryError('it is not an object.');
@@ -26,6 +27,9 @@ export function checkEntry(entry: InboxEntry): InboxEntry {
     throw new InvalidInboxEntryError('`receivedAt` must be a time in Unix milliseconds.');
   if (!Number.isSafeInteger(secretIndex) || (secretIndex as number) < 0)
     throw new InvalidInboxEntryError('`secretIndex` must be a whole number from 0.');
+  const { attempt } = entry as Partial<InboxEntry>;
+  if (attempt !== undefined && (!Number.isSafeInteger(attempt) || attempt < 1))
+    throw new InvalidInboxEntryError('`attempt` must be a whole number from 1.');
   return entry;
 }
 

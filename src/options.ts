@@ -45,6 +45,8 @@ export interface ResolvedOptions {
   readonly inbox: InboxQueue | undefined;
   readonly telemetry: WebhookTelemetry | undefined;
   readonly schemas: EventSchemaChecks | undefined;
+  /** The `inboxKey` option as a list; `undefined`: the inbox keys are derived from the secrets. */
+  readonly inboxKeys: readonly string[] | undefined;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -53,6 +55,22 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
     throw new ConfigurationError(`\`${name}\` must be a positive whole number; got ${String(value)}.`);
   }
   return value;
+}
+
+/** The `inboxKey` option: like a secret, never empty nor blank, since a MAC keyed with one is anyone's. */
+function resolveInboxKeys(inboxKey: unknown): readonly string[] | undefined {
+  if (inboxKey === undefined) return undefined;
+  const keys = typeof inboxKey === 'string' ? [inboxKey] : inboxKey;
+  if (
+    !Array.isArray(keys) ||
+    keys.length === 0 ||
+    keys.some((key) => typeof key !== 'string' || key.trim().length === 0)
+  ) {
+    throw new ConfigurationError(
+      '`inboxKey` must be a non-blank string, or a list of them while rotating (the new one first); leave it out to derive the inbox keys from the webhook secrets.',
+    );
+  }
+  return Object.freeze([...keys]);
 }
 
 /** The store is required here: the root's `createWebhooks` gives a `MemoryStore` when none is passed. */
@@ -171,6 +189,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     onStoreError,
     logger,
     inbox: resolveInbox(options.inbox),
+    inboxKeys: resolveInboxKeys(options.inboxKey),
     telemetry: resolveTelemetry(options.telemetry),
     schemas: options.schemas === undefined ? undefined : new EventSchemaChecks(options.schemas),
   });

@@ -570,6 +570,15 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    * handlers run in workers through `process` instead of in the request. See `service-webhooks/bullmq`.
    */
   inbox?: InboxQueue;
+  /**
+   * The key the door seals inbox entries with and workers check them with (the first seals, every
+   * one is accepted: list the new key first while rotating). Left out, keys are derived from the
+   * webhook secrets, the first secret's sealing: rotating a secret out then refuses the entries still
+   * waiting under it (retries, dead letters), so keep the old secret listed until they drained, or
+   * give a key of its own here, which outlives secret rotations.
+   * @default derived from `secret`
+   */
+  inboxKey?: string | readonly string[];
 }
 
 /**
@@ -628,12 +637,15 @@ export interface WebhookResponse {
 // The inbox seam: what a durable queue engine implements and what its workers pass to `process`.
 /**
  * A verified event on its way into an inbox: what the door writes and a worker later reads back.
- * Plain JSON values only, so any engine can store it as it is.
+ * Plain JSON values only, so any engine can store it as it is. The door seals it (`seal`), and a
+ * worker runs handlers only on an entry whose seal holds: an engine carries every field as it was
+ * given, `seal` included, and the queue is no part of what a worker trusts.
  *
  * @example
  * ```ts
- * const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
- * await queue.enqueue(entry);
+ * async enqueue(entry: InboxEntry, key: string) {
+ *   await queue.add(key, entry); // every field, as given: the worker checks the seal
+ * }
  * ```
  */
 export interface InboxEntry {
@@ -649,6 +661,22 @@ export interface InboxEntry {
    * ignores one that is missing or malformed (it is never a reason to refuse the entry).
    */
   readonly traceparent?: string;
+  /**
+   * The door's seal: `v1.` and an HMAC-SHA256 (keyed from `inboxKey`, or from the webhook secrets) over
+   * `event`, `receivedAt`, `secretIndex` and `traceparent` as the worker will read them. `process`
+   * refuses an entry whose seal does not hold, or that has none, as `UnauthenticatedInboxEntryError`
+   * (a poison message: dead-lettered at once, no handler run). An engine stores it as it is.
+   */
+  readonly seal?: string;
+  /**
+   * The attempt, for an engine that carries it in the message rather than in the queue's own state
+   * (SQS's retry copies): then the run's `ctx.attempt`. Beyond the first attempt it needs
+   * `attemptSeal`, written with {@link Webhooks.sealAttempt}. Engines that count attempts themselves
+   * (BullMQ, pg-boss) leave it out and pass `ProcessOptions.attempt`.
+   */
+  readonly attempt?: number;
+  /** The seal of `attempt`, bound to `seal`: see {@link Webhooks.sealAttempt}. */
+  readonly attemptSeal?: string;
 }
 
 /**
@@ -710,6 +738,15 @@ export interface ProcessOptions {
    * the event was handled: give each replay its own id, under which it is itself deduplicated.
    */
   readonly replayId?: string;
+  /**
+   * Run an entry that carries no seal at all, as doors of versions before seals wrote them: only
+   * while the entries queued before an upgrade drain (the engines' worker option
+   * `acceptUnsealedEntries`). A warning is logged at most once a minute while such entries run, and
+   * a `traceparent` on one is ignored. An entry whose seal is present but does not hold is refused
+   * whatever this says.
+   * @default false
+   */
+  readonly acceptUnsealed?: boolean;
 }
 
 /**
@@ -766,8 +803,10 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * settle within `storeTimeoutMs`) or `StoreUnavailableError`, each reported to `onError` first. The
    * engine retries on any of these; an `InvalidInboxEntryError` (no event, or one that fails the door's
    * envelope check: a poison message, also reported) or an `EventSchemaError` (the event fails its
-   * type's schema, also reported) must be dead-lettered at once instead, since no retry can fix it. No
-   * handler runs on such an entry.
+   * type's schema, also reported) must be dead-lettered at once instead, since no retry can fix it, and
+   * so must `UnauthenticatedInboxEntryError`, a subclass of the first (no seal of the door, or one that
+   * no longer holds: whoever wrote it to the queue was not the door). No handler runs on such an entry,
+   * and its `traceparent` is followed only when the seal holds.
    *
    * @example
    * ```ts
@@ -775,6 +814,20 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    * ```
    */
   process(entry: InboxEntry, options?: ProcessOptions): Promise<ProcessResult>;
+  /**
+   * The entry with `attempt` and its seal, for an engine that carries the attempt in the message
+   * (SQS writes a copy per retry): `process` then takes `entry.attempt` as the run's attempt, and
+   * refuses a copy whose attempt was changed. The seal is bound to the entry's own `seal`, which it
+   * leaves as it is: an entry without one gets `attempt` alone (and is refused unless
+   * `acceptUnsealed`), so nothing unsealed is ever sealed here.
+   *
+   * @example
+   * ```ts
+   * const retry = await webhooks.sealAttempt(entry, attempt + 1);
+   * await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(retry) }));
+   * ```
+   */
+  sealAttempt(entry: InboxEntry, attempt: number): Promise<InboxEntry>;
   /**
    * Tell the `onError` listeners (stderr without listeners and logger) about a failure found outside
    * `handle` and `process`, such as an inbox engine dead-lettering an event.

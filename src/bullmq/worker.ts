@@ -27,7 +27,12 @@ import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
-import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
+import {
+  acceptUnsealedOption,
+  checkReceiver,
+  monitorSettings,
+  wholeOption,
+} from '../inbox/worker-options.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
 import {
@@ -84,6 +89,15 @@ export interface InboxWorkerOptions extends InboxLocation {
    * @default 300_000, the core's default for `process`
    */
   readonly handlerTimeoutMs?: number;
+  /**
+   * Run entries that carry no seal, as doors before seals wrote them: only while the entries queued
+   * before the upgrade drain (see the inbox docs' "Upgrading to sealed entries"); without it such an
+   * entry is dead-lettered at once as `unauthenticated_inbox_entry`. An entry whose seal is present
+   * but does not hold is refused either way, and while this is on a warning is said at most once a
+   * minute.
+   * @default false
+   */
+  readonly acceptUnsealedEntries?: boolean;
   /**
    * BullMQ's lock on a running job, renewed while it runs: after a worker died, its events run again
    * elsewhere once the lock ended and a stalled-job check found them (at most
@@ -232,6 +246,7 @@ interface WorkerSettings {
   readonly attempts: number;
   readonly retries: Schedule;
   readonly handlerTimeoutMs: number | undefined;
+  readonly acceptUnsealedEntries: boolean;
   readonly lockDuration: number;
   readonly stalledInterval: number;
   readonly maxStalledCount: number;
@@ -266,6 +281,7 @@ function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): 
     attempts,
     retries,
     handlerTimeoutMs,
+    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     lockDuration,
     stalledInterval,
     maxStalledCount,
@@ -375,12 +391,13 @@ class RunningInboxWorker implements InboxWorker {
     token?: string,
     signal?: AbortSignal,
   ): Promise<ProcessResult> {
-    const { attempts, handlerTimeoutMs } = this.#settings;
+    const { attempts, handlerTimeoutMs, acceptUnsealedEntries } = this.#settings;
     const attempt = job.attemptsMade + 1;
     const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt };
     if (signal) run.signal = signal;
     if (handlerTimeoutMs !== undefined) run.handlerTimeoutMs = handlerTimeoutMs;
     if (job.data?.replay) run.replayId = job.data.replay.id;
+    if (acceptUnsealedEntries) run.acceptUnsealed = true;
     try {
       return await this.#webhooks.process(entryOf(job.data), run);
     } catch (error) {

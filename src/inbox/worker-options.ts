@@ -23,6 +23,16 @@ export function wholeOption(
   return value;
 }
 
+/** The `acceptUnsealedEntries` option: true or false, `false` when not given. */
+export function acceptUnsealedOption(what: string, value: boolean | undefined): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean')
+    throw new ConfigurationError(
+      `${what} \`acceptUnsealedEntries\` must be true or false; got ${String(value)}.`,
+    );
+  return value;
+}
+
 /** A worker runs `webhooks.process`: refuse anything else before connecting to a queue. */
 export function checkReceiver(webhooks: Webhooks, what: string): void {
   if (typeof webhooks?.process !== 'function') {

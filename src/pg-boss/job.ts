@@ -243,16 +243,23 @@ export function replayJobId(queue: string, replayId: string): string {
  * await boss.send(queue, jobData(entry, { attempt: 1 }), { id: eventJobId(queue, key) });
  * ```
  */
-export function jobData(entry: InboxEntry, extra: Omit<InboxJobData, keyof InboxEntry> = {}): InboxJobData {
-  const data: InboxJobData = {
+export function jobData(
+  entry: InboxEntry,
+  extra: Omit<InboxJobData, Exclude<keyof InboxEntry, 'attempt'>> = {},
+): InboxJobData {
+  const data: { -readonly [K in keyof InboxJobData]: InboxJobData[K] } = {
     event: entry.event,
     receivedAt: entry.receivedAt,
     secretIndex: entry.secretIndex,
   };
-  return {
-    ...(typeof entry.traceparent === 'string' ? { ...data, traceparent: entry.traceparent } : data),
-    ...extra,
-  };
+  if (typeof entry.traceparent === 'string') data.traceparent = entry.traceparent;
+  if (typeof entry.seal === 'string') data.seal = entry.seal;
+  // A new attempt count (the door's 1, a replay's) leaves the entry's sealed attempt behind.
+  if (extra.attempt === undefined && entry.attempt !== undefined) {
+    data.attempt = entry.attempt;
+    if (typeof entry.attemptSeal === 'string') data.attemptSeal = entry.attemptSeal;
+  }
+  return { ...data, ...extra };
 }
 
 /**
@@ -268,8 +275,13 @@ export function entryOf(data: InboxJobData | undefined): InboxEntry {
     event: data?.event,
     receivedAt: data?.receivedAt,
     secretIndex: data?.secretIndex,
-  } as InboxEntry;
-  return typeof data?.traceparent === 'string' ? { ...entry, traceparent: data.traceparent } : entry;
+  } as { -readonly [K in keyof InboxEntry]: InboxEntry[K] };
+  if (typeof data?.traceparent === 'string') entry.traceparent = data.traceparent;
+  // Carried as they are, whatever they are: `process` checks them against the seals.
+  if (data?.seal !== undefined) entry.seal = data.seal;
+  if (data?.attempt !== undefined) entry.attempt = data.attempt;
+  if (data?.attemptSeal !== undefined) entry.attemptSeal = data.attemptSeal;
+  return entry;
 }
 
 /**

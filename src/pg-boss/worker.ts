@@ -23,7 +23,12 @@ import { describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
-import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
+import {
+  acceptUnsealedOption,
+  checkReceiver,
+  monitorSettings,
+  wholeOption,
+} from '../inbox/worker-options.js';
 import {
   checkBoss,
   checkQueueName,
@@ -65,6 +70,15 @@ export interface PgBossWorkerOptions {
   readonly backoff?: InboxBackoff;
   /** Budget of the handlers of one attempt. @default 300_000, the core's default for `process` */
   readonly handlerTimeoutMs?: number;
+  /**
+   * Run entries that carry no seal, as doors before seals wrote them: only while the entries queued
+   * before the upgrade drain (see the inbox docs' "Upgrading to sealed entries"); without it such an
+   * entry is dead-lettered at once as `unauthenticated_inbox_entry`. An entry whose seal is present
+   * but does not hold is refused either way, and while this is on a warning is said at most once a
+   * minute.
+   * @default false
+   */
+  readonly acceptUnsealedEntries?: boolean;
   /**
    * How long a job may stay `active` before pg-boss takes it for abandoned (a worker that died) and
    * hands it out again: longer than the handlers' budget (`handlerTimeoutMs`, or the receiver's). pg-boss finds such jobs at its maintenance
@@ -119,6 +133,7 @@ interface WorkerSettings {
   readonly attempts: number;
   readonly retries: Schedule;
   readonly handlerTimeoutMs: number | undefined;
+  readonly acceptUnsealedEntries: boolean;
   readonly expireInSeconds: number;
   readonly maxCrashes: number;
   readonly pollIntervalMs: number;
@@ -148,6 +163,7 @@ function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettin
     attempts: wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts),
     retries: schedule(options.backoff, WHAT),
     handlerTimeoutMs,
+    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     expireInSeconds,
     maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 5, 0),
     pollIntervalMs: wholeOption(WHAT, 'pollIntervalMs', options.pollIntervalMs, 500, 10),
@@ -301,7 +317,8 @@ class RunningPgBossWorker implements PgBossWorker {
 
   /** One attempt at a queued event, and what it leaves in pg-boss. */
   async #run(job: PgBossJob): Promise<void> {
-    const { boss, queue, attempts, retries, handlerTimeoutMs, maxCrashes } = this.#settings;
+    const { boss, queue, attempts, retries, handlerTimeoutMs, maxCrashes, acceptUnsealedEntries } =
+      this.#settings;
     const data = (job.data ?? {}) as InboxJobData;
     const attempt = positiveOr(data.attempt, 1);
     const crashes = positiveOr(data.crashes, 0, 0) + positiveOr(job.retryCount, 0, 0);
@@ -328,6 +345,7 @@ class RunningPgBossWorker implements PgBossWorker {
     const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt };
     if (handlerTimeoutMs !== undefined) run.handlerTimeoutMs = handlerTimeoutMs;
     if (data.replay) run.replayId = data.replay.id;
+    if (acceptUnsealedEntries) run.acceptUnsealed = true;
     let failure: unknown;
     let handled = false;
     try {
@@ -361,9 +379,12 @@ class RunningPgBossWorker implements PgBossWorker {
     }
     if (verdict.kind === 'retry') {
       const next = attempt + 1;
+      // The next attempt is sealed by the receiver, bound to the door's seal the entry carries.
+      const { attemptSeal: _previous, ...rest } = base;
+      const { attemptSeal } = await this.#webhooks.sealAttempt(entryOf(data), next);
       await this.#continue(
         job,
-        { ...base, root, attempt: next, deferrals: 0 },
+        { ...rest, ...(attemptSeal === undefined ? {} : { attemptSeal }), root, attempt: next, deferrals: 0 },
         continuationJobId(root, next, 0),
         verdict.delayMs,
       );

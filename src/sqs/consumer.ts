@@ -7,7 +7,8 @@
  * a receive by a worker that crashed and a deferral (another worker held the claim), so it cannot be
  * the attempt count: a worker killed mid-handler would spend one of the event's attempts, and the
  * run after it would see `ctx.attempt === 2`. The attempt number therefore travels with the message
- * (`sw-attempt`), and only a failed attempt writes the next one: a copy with `attempt + 1`, delayed by
+ * (`sw-attempt`, sealed by the receiver in `sw-attempt-seal` so that a changed one is refused), and
+ * only a failed attempt writes the next one: a copy with `attempt + 1`, delayed by
  * the receiver's schedule (`DelaySeconds` up to SQS's 15 minutes; a longer delay, or any on a FIFO
  * queue, which refuses per-message delays, carries `sw-not-before`, and a worker that receives it
  * early hides it again with `ChangeMessageVisibility` without counting), and the original is
@@ -46,6 +47,8 @@ export interface ConsumerSettings {
   readonly attempts: number;
   readonly retries: Schedule;
   readonly handlerTimeoutMs: number | undefined;
+  /** Run entries without a seal (`acceptUnsealedEntries`, during an upgrade). */
+  readonly acceptUnsealedEntries: boolean;
   /** The dead-letter queue's URL (an option, or the queue's `RedrivePolicy`). */
   readonly deadLetterQueueUrl: () => Promise<string>;
   readonly logger: InboxLogger | undefined;
@@ -95,6 +98,7 @@ export async function consumeMessage(
   if (control.signal) run.signal = control.signal;
   if (settings.handlerTimeoutMs !== undefined) run.handlerTimeoutMs = settings.handlerTimeoutMs;
   if (meta.replay) run.replayId = meta.replay.id;
+  if (settings.acceptUnsealedEntries) run.acceptUnsealed = true;
   try {
     await webhooks.process(entry, run);
     control.runEnded?.();
@@ -131,13 +135,16 @@ async function settle(
       return 'keep';
     }
     case 'retry': {
-      const next: MessageMeta = {
-        ...meta,
-        attempt: meta.attempt + 1,
-        notBefore: Date.now() + outcome.delayMs,
-        failure: undefined,
-      };
       try {
+        // The copy's attempt is sealed by the receiver, bound to the door's seal the entry carries.
+        const { attemptSeal } = await webhooks.sealAttempt(entryOf(message), meta.attempt + 1);
+        const next: MessageMeta = {
+          ...meta,
+          attempt: meta.attempt + 1,
+          attemptSeal,
+          notBefore: Date.now() + outcome.delayMs,
+          failure: undefined,
+        };
         await send(settings, settings.queueUrl, message, next, outcome.delayMs);
       } catch (error) {
         log(

@@ -13,7 +13,7 @@ import {
   type Webhooks,
 } from 'service-webhooks/core';
 import { schedule } from '../inbox/backoff.js';
-import { checkReceiver, wholeOption } from '../inbox/worker-options.js';
+import { acceptUnsealedOption, checkReceiver, wholeOption } from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
@@ -39,6 +39,15 @@ export interface SqsHandlerOptions {
   readonly backoff?: InboxBackoff;
   /** Budget of one attempt's handlers; keep it under the function's timeout. @default the receiver's */
   readonly handlerTimeoutMs?: number;
+  /**
+   * Run entries that carry no seal, as doors before seals wrote them: only while the entries queued
+   * before the upgrade drain (see the inbox docs' "Upgrading to sealed entries"); without it such an
+   * entry is dead-lettered at once as `unauthenticated_inbox_entry`. An entry whose seal is present
+   * but does not hold is refused either way, and while this is on a warning is said at most once a
+   * minute.
+   * @default false
+   */
+  readonly acceptUnsealedEntries?: boolean;
   /** Where retries, deferrals and dead letters are logged. */
   readonly logger?: InboxLogger;
 }
@@ -82,6 +91,7 @@ export function sqsHandler(
       ? undefined
       : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
   const retries = schedule(options.backoff, WHAT);
+  const acceptUnsealedEntries = acceptUnsealedOption(WHAT, options.acceptUnsealedEntries);
   const { client } = options;
   // One consumer per source queue (a function may be mapped to several).
   const consumers = new Map<string, () => Promise<ConsumerSettings>>();
@@ -106,6 +116,7 @@ export function sqsHandler(
           attempts,
           retries,
           handlerTimeoutMs,
+          acceptUnsealedEntries,
           deadLetterQueueUrl,
           logger: options.logger,
           queueName: queueNameOf(queueUrl),

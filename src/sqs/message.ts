@@ -8,7 +8,7 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { InboxEntry } from 'service-webhooks/core';
 
 /**
- * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 6).
+ * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 7).
  *
  * @example
  * ```ts
@@ -18,6 +18,8 @@ import type { InboxEntry } from 'service-webhooks/core';
 export const ATTRIBUTE = Object.freeze({
   /** The attempt this message is, from 1: the attempt count travels with the message. */
   attempt: 'sw-attempt',
+  /** A retry copy's seal of its attempt (`webhooks.sealAttempt`): a changed `sw-attempt` is refused. */
+  attemptSeal: 'sw-attempt-seal',
   /** When the door wrote the event (Unix ms): kept across retry copies and dead letters. */
   enqueuedAt: 'sw-enqueued-at',
   /** The door's W3C trace context. */
@@ -99,6 +101,8 @@ export interface FailureRecord {
  */
 export interface MessageMeta {
   readonly attempt: number;
+  /** The seal of `attempt` beyond the first (`webhooks.sealAttempt`); a replay, back at 1, has none. */
+  readonly attemptSeal?: string | undefined;
   readonly enqueuedAt: number;
   readonly traceparent?: string | undefined;
   readonly replay?: { readonly id: string; readonly of: string } | undefined;
@@ -137,8 +141,9 @@ export interface ReceivedMessage {
 }
 
 /**
- * The message of an entry: the body is the entry's JSON without `traceparent` (an attribute), so
- * nothing else of the object rides along and a reader tells event from metadata at a glance.
+ * The message of an entry: the body is the entry's JSON (its seal included) without `traceparent`
+ * and the attempt (attributes), so nothing else of the object rides along and a reader tells event
+ * from metadata at a glance.
  *
  * @example
  * ```ts
@@ -147,15 +152,15 @@ export interface ReceivedMessage {
  * ```
  */
 export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage {
-  const body = JSON.stringify({
-    event: entry.event,
-    receivedAt: entry.receivedAt,
-    secretIndex: entry.secretIndex,
-  });
+  const fields = { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex };
+  const body = JSON.stringify(typeof entry.seal === 'string' ? { ...fields, seal: entry.seal } : fields);
   const attributes: Record<string, MessageAttributeValue> = {
     [ATTRIBUTE.attempt]: { DataType: 'Number', StringValue: String(meta.attempt) },
     [ATTRIBUTE.enqueuedAt]: { DataType: 'Number', StringValue: String(meta.enqueuedAt) },
   };
+  if (meta.attempt !== 1 && typeof meta.attemptSeal === 'string') {
+    attributes[ATTRIBUTE.attemptSeal] = { DataType: 'String', StringValue: meta.attemptSeal };
+  }
   const traceparent = meta.traceparent ?? entry.traceparent;
   if (typeof traceparent === 'string' && traceparent !== '') {
     attributes[ATTRIBUTE.traceparent] = { DataType: 'String', StringValue: traceparent };
@@ -196,7 +201,11 @@ export function messageBytes(message: OutgoingMessage): number {
   return size;
 }
 
-/** The entry in a received message's body; `undefined` fields when the body is not one (a poison message). */
+/**
+ * The entry in a received message: its body's fields, and from the attributes the trace context and
+ * the attempt with its seal, all of which `process` checks against the seals; `undefined` fields when
+ * the body is not one (a poison message).
+ */
 export function entryOf(message: ReceivedMessage): InboxEntry {
   let data: Partial<InboxEntry> | undefined;
   try {
@@ -204,13 +213,20 @@ export function entryOf(message: ReceivedMessage): InboxEntry {
   } catch {
     // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
   }
-  const entry = {
-    event: data?.event,
-    receivedAt: data?.receivedAt,
-    secretIndex: data?.secretIndex,
-  } as InboxEntry;
-  const traceparent = message.attributes[ATTRIBUTE.traceparent];
-  return typeof traceparent === 'string' ? { ...entry, traceparent } : entry;
+  const { attributes } = message;
+  const entry: { -readonly [K in keyof InboxEntry]: InboxEntry[K] } = {
+    event: data?.event as InboxEntry['event'],
+    receivedAt: data?.receivedAt as number,
+    secretIndex: data?.secretIndex as number,
+  };
+  if (data?.seal !== undefined) entry.seal = data.seal;
+  const traceparent = attributes[ATTRIBUTE.traceparent];
+  if (typeof traceparent === 'string') entry.traceparent = traceparent;
+  const attempt = wholeNumber(attributes[ATTRIBUTE.attempt]);
+  if (attempt !== undefined) entry.attempt = attempt;
+  const attemptSeal = attributes[ATTRIBUTE.attemptSeal];
+  if (typeof attemptSeal === 'string') entry.attemptSeal = attemptSeal;
+  return entry;
 }
 
 /** The metadata of a received message; a message written by something else gets attempt 1. */
@@ -235,6 +251,7 @@ export function metaOf(message: ReceivedMessage): MessageMeta {
   }
   return {
     attempt: Math.max(1, attempt),
+    attemptSeal: attributes[ATTRIBUTE.attemptSeal],
     enqueuedAt,
     traceparent: attributes[ATTRIBUTE.traceparent],
     replay,

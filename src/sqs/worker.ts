@@ -24,7 +24,12 @@ import {
 import { schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
-import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
+import {
+  acceptUnsealedOption,
+  checkReceiver,
+  monitorSettings,
+  wholeOption,
+} from '../inbox/worker-options.js';
 import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
 import { isFifoQueue, type ReceivedMessage, SQS_MAX_VISIBILITY_SECONDS } from './message.js';
 import { checkClientAndUrl, once, readDeadLetterQueueUrl } from './queue-settings.js';
@@ -60,6 +65,15 @@ export interface SqsWorkerOptions {
   readonly backoff?: InboxBackoff;
   /** Budget of one attempt's handlers. @default the receiver's */
   readonly handlerTimeoutMs?: number;
+  /**
+   * Run entries that carry no seal, as doors before seals wrote them: only while the entries queued
+   * before the upgrade drain (see the inbox docs' "Upgrading to sealed entries"); without it such an
+   * entry is dead-lettered at once as `unauthenticated_inbox_entry`. An entry whose seal is present
+   * but does not hold is refused either way, and while this is on a warning is said at most once a
+   * minute.
+   * @default false
+   */
+  readonly acceptUnsealedEntries?: boolean;
   /**
    * The visibility a received message is taken with, renewed every third of it while its handlers
    * run (so a long handler is not handed out again mid-run): after a worker died, its messages come
@@ -164,6 +178,7 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     attempts,
     retries: schedule(options.backoff, WHAT),
     handlerTimeoutMs,
+    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     deadLetterQueueUrl,
     logger: options.logger,
     queueName: queueNameOf(queueUrl),

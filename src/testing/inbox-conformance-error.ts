@@ -19,6 +19,7 @@ export const INBOX_RULES = Object.freeze({
   replay: 'a replay runs once, a twice-replayed one too',
   poison: 'poison entries are dead-lettered at once',
   admin: 'a dead letter can be got and removed',
+  forged: 'a forged entry never runs a handler',
 });
 
 /**

@@ -21,7 +21,6 @@ import {
   CRASH_LEASE_SECONDS,
   check,
   deadLetterOf,
-  entryOf,
   keyOf,
   newEvent,
   refusedAsDeadLetterError,
@@ -187,7 +186,8 @@ function checkOptions(options: InboxConformanceOptions): void {
  * enqueue of one key adds nothing; at-least-once delivery with exactly-once completion; a crashed
  * worker recovered without spending an attempt; retries on schedule; the last failure dead-lettered
  * with its cause; a replay (even a doubled one) runs once; poison dead-lettered at once; dead
- * letters got and removed.
+ * letters got and removed; a forged entry (unsealed, or changed since the door sealed it) never runs
+ * a handler.
  *
  * @example
  * ```ts
@@ -240,7 +240,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
       async (trial) => {
         const { inbox } = trial.underTest;
         const queued = newEvent();
-        await inbox.enqueue(entryOf(queued), keyOf(queued));
+        await inbox.enqueue(await trial.entryOf(queued), keyOf(queued));
         const door = trial.receiver('door', { inbox });
         const delivered = newEvent();
         const answer = await deliver(door.webhooks, delivered, { secret: SECRET });
@@ -268,15 +268,16 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
     it('dedupe', 'enqueued twice, in turn and at once: one entry each, handled once', async (trial) => {
       const { inbox } = trial.underTest;
       const [first, second] = [newEvent(), newEvent()];
-      await inbox.enqueue(entryOf(first), keyOf(first));
-      await inbox.enqueue(entryOf(first), keyOf(first));
+      await inbox.enqueue(await trial.entryOf(first), keyOf(first));
+      await inbox.enqueue(await trial.entryOf(first), keyOf(first));
       if (trial.settings.dedupesEnqueue) {
         const depth = await trial.depth();
         check('dedupe', depth === 1, () => `depth ${depth} after enqueueing one key twice in turn`);
       }
+      const secondEntry = await trial.entryOf(second);
       await Promise.all([
-        inbox.enqueue(entryOf(second), keyOf(second)),
-        inbox.enqueue(entryOf(second), keyOf(second)),
+        inbox.enqueue(secondEntry, keyOf(second)),
+        inbox.enqueue(secondEntry, keyOf(second)),
       ]);
       if (trial.settings.dedupesEnqueue) {
         const depth = await trial.depth();
@@ -319,7 +320,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
         worker === 'doomed' ? trial.hang() : Promise.resolve();
       // A lease shorter than the default, and a handler budget within it, as createWebhooks requires.
       const doomed = await trial.startWorker('doomed', {}, SHORT_LEASE);
-      await trial.underTest.inbox.enqueue(entryOf(event), keyOf(event));
+      await trial.underTest.inbox.enqueue(await trial.entryOf(event), keyOf(event));
       await trial.waitUntil(
         'crash',
         'the doomed worker to start the handler',
@@ -348,7 +349,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
           if (context.attempt < 3) throw new Error(`conformance: attempt ${context.attempt} fails`);
         };
         await trial.startWorker('worker', { attempts: 3, backoff: [retryDelayMs, 2 * retryDelayMs] });
-        await trial.underTest.inbox.enqueue(entryOf(event), keyOf(event));
+        await trial.underTest.inbox.enqueue(await trial.entryOf(event), keyOf(event));
         await trial.drained('schedule', [event]);
         const runs = trial.runsOf(event);
         const attempts = runs.map((run) => run.attempt);
@@ -376,7 +377,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
         throw new Error(cause);
       };
       await trial.startWorker('worker', { attempts: 2 });
-      await trial.underTest.inbox.enqueue(entryOf(event), keyOf(event));
+      await trial.underTest.inbox.enqueue(await trial.entryOf(event), keyOf(event));
       const { admin } = trial.underTest;
       await trial.waitUntil('deadLetter', 'the event in the dead-letter list', async () =>
         Boolean(await deadLetterOf(admin, event)),
@@ -421,7 +422,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
       const deadLettered = async (events: AnyWebhookEvent[]) => {
         for (const event of events) {
           failing.add(event.id);
-          await inbox.enqueue(entryOf(event), keyOf(event));
+          await inbox.enqueue(await trial.entryOf(event), keyOf(event));
         }
         await trial.waitUntil('replay', `${events.length} dead letter(s)`, async () =>
           (await Promise.all(events.map((event) => deadLetterOf(admin, event)))).every(Boolean),
@@ -513,6 +514,55 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
     );
 
     it(
+      'forged',
+      'entries the door did not write as they are (no seal, an edited event, a trace context added): dead-lettered at once, reported, no handler run',
+      async (trial) => {
+        await trial.startWorker('worker', { attempts: 5 });
+        const { admin, inbox } = trial.underTest;
+        const genuine = newEvent();
+        const [unsealed, edited, retraced] = [newEvent(), newEvent(), newEvent()];
+        // Whoever can write to the queue: an entry made up whole, and two of the door's own changed.
+        const editedEntry = await trial.entryOf(edited);
+        const forgeries: [string, unknown][] = [
+          ['unsealed', { event: unsealed, receivedAt: Date.now(), secretIndex: 0 }],
+          ['edited', { ...editedEntry, event: { ...edited, data: { ...edited.data, forged: true } } }],
+          [
+            'retraced',
+            {
+              ...(await trial.entryOf(retraced)),
+              traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00',
+            },
+          ],
+        ];
+        for (const [name, forged] of forgeries)
+          await trial.underTest.enqueueRaw(forged, `conformance:forged-${name}`);
+        await inbox.enqueue(await trial.entryOf(genuine), keyOf(genuine));
+        await trial.waitUntil(
+          'forged',
+          'the three forged entries in the dead-letter list and the genuine one handled',
+          async () => (await admin.list()).total === 3 && trial.completed(genuine) === 1,
+          async () =>
+            `${(await admin.list()).total} dead letter(s), the genuine one handled ${trial.completed(genuine)} time(s)`,
+        );
+        const ran = trial.runs.filter((run) => run.eventId !== genuine.id).map((run) => run.eventId);
+        check('forged', ran.length === 0, () => `a handler ran on forged entries: ${ran.join(', ')}`);
+        const { items } = await admin.list();
+        const spent = items.map((item) => item.attempts);
+        check(
+          'forged',
+          spent.every((attempts) => attempts === 1),
+          () => `the forged entries were dead-lettered after ${spent.join(' and ')} attempts, not 1`,
+        );
+        const refused = trial.errors.filter(({ error }) => error.code === 'unauthenticated_inbox_entry');
+        check(
+          'forged',
+          refused.length >= 3,
+          () => `onError heard of ${refused.length} unauthenticated entries, not 3`,
+        );
+      },
+    );
+
+    it(
       'admin',
       'get finds a dead letter, remove drops it; unknown ids answer undefined or DeadLetterError',
       async (trial) => {
@@ -522,7 +572,7 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
           throw new Error('conformance: fails');
         };
         await trial.startWorker('worker', { attempts: 1 });
-        await trial.underTest.inbox.enqueue(entryOf(event), keyOf(event));
+        await trial.underTest.inbox.enqueue(await trial.entryOf(event), keyOf(event));
         await trial.waitUntil('admin', 'the dead letter', async () =>
           Boolean(await deadLetterOf(admin, event)),
         );

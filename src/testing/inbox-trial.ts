@@ -19,6 +19,7 @@ import {
   type Webhooks,
 } from 'service-webhooks/core';
 import { createTestEvent } from './create-test-event.js';
+import { deliver } from './deliver.js';
 import { InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
 import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from './inbox-conformance-suite.js';
 import { SequentialStoreModel } from './store-model.js';
@@ -116,6 +117,9 @@ export class Trial {
   readonly runs: Run[] = [];
   readonly errors: { readonly error: WebhookError; readonly receiver: string }[] = [];
   behaviour: Behaviour = async () => {};
+  /** The entries a door wrote, by event id: what the suite enqueues itself, sealed as the door seals. */
+  readonly #entries = new Map<string, InboxEntry>();
+  #door: Webhooks | undefined;
   readonly #closers: (() => Promise<void>)[] = [];
   readonly #hanging = new Set<() => void>();
 
@@ -194,6 +198,30 @@ export class Trial {
     };
   }
 
+  /**
+   * The entry the door writes for `event` (sealed, as every entry a worker may run), the same one each
+   * time: taken from a door whose queue only keeps what it is given, so the suite enqueues it where
+   * and as often as a test needs.
+   */
+  async entryOf(event: AnyWebhookEvent): Promise<InboxEntry> {
+    const known = this.#entries.get(event.id);
+    if (known) return known;
+    this.#door ??= createWebhooks({
+      secret: SECRET,
+      store: this.store,
+      inbox: {
+        enqueue: async (entry) => {
+          this.#entries.set(entry.event.id, entry);
+        },
+      },
+    });
+    const answer = await deliver(this.#door, event, { secret: SECRET });
+    const entry = this.#entries.get(event.id);
+    if (answer.status !== 200 || entry === undefined)
+      throw new Error(`the suite's own door answered ${answer.status} ${answer.body} for ${event.id}`);
+    return entry;
+  }
+
   /** A handler body that never settles until the trial closes (then it throws). */
   hang(): Promise<void> {
     return new Promise((_, reject) => {
@@ -264,11 +292,6 @@ export function check(rule: InboxRule, holds: boolean, message: () => string): v
 /** A fresh event of {@link EVENT_TYPE}. */
 export function newEvent(): AnyWebhookEvent {
   return createTestEvent(EVENT_TYPE);
-}
-
-/** The entry the door would write for `event`. */
-export function entryOf(event: AnyWebhookEvent): InboxEntry {
-  return { event, receivedAt: Date.now(), secretIndex: 0 };
 }
 
 /** The key the suite enqueues `event` under: the door's would be scoped to its receiver instead. */

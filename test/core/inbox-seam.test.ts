@@ -20,6 +20,7 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
 import { SpyStore } from './spy-store.js';
 
@@ -158,11 +159,10 @@ describe('process, in a worker', () => {
       running++;
       await sleep(30);
     });
-    const entry: InboxEntry = {
-      event: createTestEvent('user.created'),
-      receivedAt: Date.now(),
-      secretIndex: 0,
-    };
+    const entry: InboxEntry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     const results = await Promise.allSettled([worker.process(entry), worker.process(entry)]);
     expect(running).toBe(1);
     expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
@@ -176,11 +176,10 @@ describe('process, in a worker', () => {
     const worker = createWebhooks({ secret, store }).on('user.created', () => {
       calls++;
     });
-    const entry: InboxEntry = {
-      event: createTestEvent('user.created'),
-      receivedAt: Date.now(),
-      secretIndex: 0,
-    };
+    const entry: InboxEntry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     await worker.process(entry);
     await expect(worker.process(entry, { replayId: 'r1' })).resolves.toBe('handled');
     await expect(worker.process(entry, { replayId: 'r1' })).resolves.toBe('duplicate');
@@ -205,11 +204,10 @@ describe('process, in a worker', () => {
     const worker = createWebhooks({ secret }).on('user.created', async () => {});
     const shutdown = new AbortController();
     for (let n = 0; n < 20; n++) {
-      const entry: InboxEntry = {
-        event: createTestEvent('user.created'),
-        receivedAt: Date.now(),
-        secretIndex: 0,
-      };
+      const entry: InboxEntry = await sealed(
+        { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+        secret,
+      );
       await expect(worker.process(entry, { signal: shutdown.signal })).resolves.toBe('handled');
     }
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
@@ -221,11 +219,10 @@ describe('process, in a worker', () => {
       throw signal.reason;
     });
     const controller = new AbortController();
-    const entry: InboxEntry = {
-      event: createTestEvent('user.created'),
-      receivedAt: Date.now(),
-      secretIndex: 0,
-    };
+    const entry: InboxEntry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     const run = worker.process(entry, { signal: controller.signal });
     controller.abort(new Error('shutting down'));
     await expect(run).rejects.toBeInstanceOf(HandlerFailedError);
@@ -283,7 +280,10 @@ describe('a poison entry (one no door wrote) is refused for good, reported, and 
     const worker = createWebhooks({ secret }).onAny(() => {
       ran++;
     });
-    const entry = { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 1 };
+    const entry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 1 },
+      secret,
+    );
     await expect(worker.process(entry)).resolves.toBe('handled');
     expect(ran).toBe(1);
   });

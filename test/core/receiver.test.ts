@@ -15,6 +15,7 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver, signPayload } from 'service-webhooks/testing';
 import { describe, expect, test, vi } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 
 const secret = 'whsec_receiver';
 
@@ -489,7 +490,9 @@ describe('how long a handled id is remembered', () => {
     webhooks.on('user.created', () => {});
     expect((await deliver(webhooks, createTestEvent('user.created'), { secret })).status).toBe(200);
     const event = createTestEvent('user.created');
-    expect(await webhooks.process({ event, receivedAt: Date.now(), secretIndex: 0 })).toBe('handled');
+    expect(
+      await webhooks.process(await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, secret)),
+    ).toBe('handled');
     expect(store.ttls).toEqual([7_200_000, 7_200_000]);
   });
 

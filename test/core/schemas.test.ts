@@ -23,6 +23,7 @@ import * as v from 'valibot';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../src/event-types.js';
+import { sealed } from '../support/sealed-entry.js';
 
 const secret = 'whsec_schemas';
 
@@ -176,11 +177,14 @@ describe('a schema per event type', () => {
     webhooks.on('payment.succeeded', () => {
       ran++;
     });
-    const entry: InboxEntry = { event: payment(0), receivedAt: Date.now(), secretIndex: 0 };
+    const entry: InboxEntry = await sealed(
+      { event: payment(0), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     await expect(webhooks.process(entry)).rejects.toBeInstanceOf(EventSchemaError);
     expect(ran).toBe(0);
     expect(errors[0]).toBeInstanceOf(EventSchemaError);
-    expect(await webhooks.process({ ...entry, event: payment(3) })).toBe('handled');
+    expect(await webhooks.process(await sealed({ ...entry, event: payment(3) }, secret))).toBe('handled');
     expect(ran).toBe(1);
   });
 
@@ -321,11 +325,10 @@ describe('issue 45: a schema that never settles', () => {
     webhooks.on('user.created', () => {
       runs++;
     });
-    const entry: InboxEntry = {
-      event: createTestEvent('user.created'),
-      receivedAt: Date.now(),
-      secretIndex: 0,
-    };
+    const entry: InboxEntry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      secret,
+    );
     const outcome = await within(
       webhooks.process(entry, { handlerTimeoutMs: 60_000 }).then(
         (result) => ({ result }),
@@ -401,7 +404,7 @@ describe("issue 45: the verified id and type are the event's, whatever the schem
       }
       expect(fresh).toBe(2);
 
-      const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
+      const entry: InboxEntry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, secret);
       await expect(webhooks.process(entry)).rejects.toBeInstanceOf(EventSchemaError);
       const body = JSON.stringify(event);
       await expect(webhooks.verifyAndParse(body, signPayload(body, secret))).rejects.toBeInstanceOf(

@@ -12,6 +12,7 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { describe, expect, test, vi } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 
 const SECRET = 'whsec_from_a_function';
 
@@ -207,7 +208,10 @@ describe('secret as a function, in a worker', () => {
       ran++;
     });
     webhooks.onError(() => {});
-    const entry = { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 };
+    const entry = await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      SECRET,
+    );
     await expect(webhooks.process(entry)).rejects.toBeInstanceOf(SecretUnavailableError);
     expect(ran).toBe(0);
     expect(await webhooks.process(entry)).toBe('handled');

@@ -11,6 +11,7 @@ import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
+import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
 import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
 
@@ -100,7 +101,7 @@ test('a second job of a handled event completes as a duplicate without running t
   expect((await deliver(door.url, event)).status).toBe(200);
   await waitUntil('the event to be handled', () => runs === 1, 10_000);
   // As if the first job had been removed and the event written again under another job id.
-  const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
+  const entry: InboxEntry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET);
   const again = await door.inbox.queue.add('event', entry, { jobId: 'e.second-write' });
   await waitUntil('the second job to finish', async () => (await again.getState()) === 'completed', 10_000);
   expect((await door.inbox.queue.getJob('e.second-write'))?.returnvalue).toBe('duplicate');
@@ -133,7 +134,7 @@ test('two workers holding one event at once run its handler once, even past the 
   // A copy of the event as a second job once the first run has outlived its lease: what BullMQ does
   // when it hands a job out again whose worker it believes stalled.
   await sleep(LEASE_SECONDS * 1000 + 500);
-  const entry: InboxEntry = { event, receivedAt: Date.now(), secretIndex: 0 };
+  const entry: InboxEntry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET);
   const copy = await door.inbox.queue.add('event', entry, { jobId: 'e.copy' });
   await waitUntil('the copy to finish', async () => (await copy.getState()) === 'completed', 20_000);
   expect((await door.inbox.queue.getJob('e.copy'))?.returnvalue).toBe('duplicate');

@@ -51,6 +51,11 @@ describe('configuration mistakes', () => {
       () => startInboxWorker(webhooks, { connection: url, backoff: { initialDelayMs: 10, maxDelayMs: 5 } }),
       /maxDelayMs/,
     ],
+    [
+      'acceptUnsealedEntries that is not a boolean',
+      () => startInboxWorker(webhooks, { connection: url, acceptUnsealedEntries: 'yes' as never }),
+      /`acceptUnsealedEntries` must be true or false/,
+    ],
     ['no connection for the admin', () => inboxAdmin({} as never), /needs `connection`/],
   ])('%s', (_name, make, message) => {
     expect(make).toThrow(ConfigurationError);

@@ -19,6 +19,7 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { type OpenTelemetryHarness, startOpenTelemetry } from '../support/opentelemetry.js';
 import { RedisServer } from '../support/redis-servers.js';
+import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
 import {
   type Door,
@@ -77,7 +78,12 @@ interface Setup {
  */
 async function setup(
   handler: (event: AnyWebhookEvent, ctx: HandlerContext) => Promise<void> | void,
-  worker: { attempts?: number; concurrency?: number; redisUrl?: string } = {},
+  worker: {
+    attempts?: number;
+    concurrency?: number;
+    redisUrl?: string;
+    acceptUnsealedEntries?: boolean;
+  } = {},
 ): Promise<Setup> {
   const redisUrl = worker.redisUrl ?? redis.url;
   const queueName = uniqueName('telemetry');
@@ -115,6 +121,9 @@ async function setup(
     attempts: worker.attempts ?? 3,
     // Short, so that a dead letter takes a few hundred milliseconds rather than days.
     backoff: [100],
+    ...(worker.acceptUnsealedEntries === undefined
+      ? {}
+      : { acceptUnsealedEntries: worker.acceptUnsealedEntries }),
   });
   cleanups.push(async () => {
     await running.close();
@@ -181,10 +190,16 @@ test('a job without a traceparent, or with one that is not one, is run all the s
     ['all zero', `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`],
     ['a number', 42],
   ];
-  // Written as a door of an older version (or a hand) would write them: straight to the queue.
+  // Sealed as a door would, whatever it put in `traceparent` (BullMQ's data keeps only a string), and
+  // written straight to the queue.
   for (const [label, traceparent] of entries) {
     const event = createTestEvent('user.created');
-    await worker.queue.add('event', { event, receivedAt: Date.now(), secretIndex: 0, traceparent } as never, {
+    const entry = { event, receivedAt: Date.now(), secretIndex: 0 };
+    const data =
+      typeof traceparent === 'string'
+        ? await sealed({ ...entry, traceparent }, SECRET)
+        : { ...(await sealed(entry, SECRET)), traceparent };
+    await worker.queue.add('event', data as never, {
       jobId: `e.${label.replaceAll(' ', '-')}`,
       attempts: 2 ** 31 - 1,
       backoff: { type: 'service-webhooks' },
@@ -204,6 +219,29 @@ test('a job without a traceparent, or with one that is not one, is run all the s
   }
   expect(new Set(runs.map((run) => run.spanContext().traceId)).size).toBe(entries.length);
   expect((await worker.stats()).deadLettered).toBe(0);
+});
+
+test('a trace context is honoured only on a sealed job: an unsealed one run by acceptUnsealedEntries starts a trace of its own', async () => {
+  const handled: string[] = [];
+  const { worker } = await setup(
+    (event) => {
+      handled.push(event.id);
+    },
+    { acceptUnsealedEntries: true },
+  );
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const entry = { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 };
+  // A door before seals wrote it, or anyone with the queue's Redis: its trace context is not vouched for.
+  await worker.queue.add('event', { ...entry, traceparent: `00-${traceId}-b7ad6b7169203331-01` } as never, {
+    jobId: 'e.unsealed',
+    attempts: 2 ** 31 - 1,
+    backoff: { type: 'service-webhooks' },
+  });
+  await waitUntil('the run to end', () => spansNamed('webhook.inbox.run').length === 1, 10_000);
+  const run = otel.span('webhook.inbox.run');
+  expect(handled).toEqual([entry.event.id]);
+  expect(run.parentSpanContext).toBeUndefined();
+  expect(run.spanContext().traceId).not.toBe(traceId);
 });
 
 test("each failed attempt is an ERROR span of the door's trace with the handler's own error; the last one counts a dead letter", async () => {

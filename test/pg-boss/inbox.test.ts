@@ -23,6 +23,7 @@ import {
 } from 'service-webhooks/pg-boss';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 import {
   BOSS_VERSIONS,
   dropSchema,
@@ -125,7 +126,7 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
     test('a second enqueue of one key adds nothing, before and after the first job completed', async () => {
       const { queue, inbox, webhooks } = setup();
       const event = createTestEvent('user.created');
-      const entry = { event, receivedAt: Date.now(), secretIndex: 0 };
+      const entry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET);
       const key = `scope\n${event.id}${'x'.repeat(380)}`;
       await inbox.enqueue(entry, key);
       await inbox.enqueue(entry, key);
@@ -151,10 +152,8 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       const { queue, inbox, webhooks } = setup();
       const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
       const event = createTestEvent('user.created');
-      await inbox.enqueue(
-        { event, receivedAt: Date.now(), secretIndex: 0, traceparent },
-        `trace-${event.id}`,
-      );
+      const entry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0, traceparent }, SECRET);
+      await inbox.enqueue(entry, `trace-${event.id}`);
       const job = await boss.getJobById(queue, eventJobId(queue, `trace-${event.id}`));
       expect(job?.data?.traceparent).toBe(traceparent);
       const entries: unknown[] = [];
@@ -168,7 +167,8 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       } as unknown as Webhooks;
       await start(observed, queue);
       await waitUntil('the run', () => entries.length === 1);
-      expect(entries[0]).toEqual({ event, receivedAt: expect.any(Number), secretIndex: 0, traceparent });
+      // The seal with it, and the door's attempt, which pg-boss carries in the data.
+      expect(entries[0]).toEqual({ ...entry, attempt: 1 });
     });
 
     test('PostgreSQL unreachable: enqueue rejects and the door answers 503 inbox_unavailable', async () => {
@@ -278,7 +278,7 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
         started();
         await holding;
       });
-      const entry = { event, receivedAt: Date.now(), secretIndex: 0 };
+      const entry = await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET);
       const first = other.process(entry, { attempt: 1 });
       await running;
       await inbox.enqueue(entry, `k-${event.id}`);
@@ -320,7 +320,10 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
         // takes them when it is written after.
         const worker = await start(webhooks, queue, { attempts: 5, maxCrashes: 1, expireInSeconds: 3 });
         if (crash === 1)
-          await inbox.enqueue({ event, receivedAt: Date.now(), secretIndex: 0 }, `crash-${event.id}`);
+          await inbox.enqueue(
+            await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET),
+            `crash-${event.id}`,
+          );
         await waitUntil(`run ${crash}`, () => seen.length === crash, 20_000);
         await worker.close(true);
       }

@@ -14,12 +14,14 @@ import { MemoryStore } from 'service-webhooks';
 import { ATTRIBUTE, sqsHandler, sqsInbox } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 import {
   createQueues,
   deliverTo,
   type Fauxqs,
   receiveAll,
   receiver,
+  SECRET,
   sqsClient,
   startSqs,
   waitUntil,
@@ -127,7 +129,7 @@ test('a batch: handled and retried records are left to the mapping to delete; on
       }),
   });
   const holding = holder.webhooks.process(
-    { event: events[2]!, receivedAt: Date.now(), secretIndex: 0 },
+    await sealed({ event: events[2]!, receivedAt: Date.now(), secretIndex: 0 }, SECRET),
     { attempt: 1 },
   );
   await waitUntil('the holder to run', () => holder.runs.length === 1, 5_000);
@@ -231,7 +233,7 @@ test('a FIFO batch runs each group in order; after a record that must come back,
       }),
   });
   const holding = holder.webhooks.process(
-    { event: events[0]!, receivedAt: Date.now(), secretIndex: 0 },
+    await sealed({ event: events[0]!, receivedAt: Date.now(), secretIndex: 0 }, SECRET),
     { attempt: 1 },
   );
   await waitUntil('the holder to run', () => holder.runs.length === 1, 5_000);

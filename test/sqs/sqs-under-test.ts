@@ -5,7 +5,7 @@
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { InboxQueue, Webhooks } from 'service-webhooks';
-import { type SqsWorker, sqsInbox, sqsInboxAdmin, startSqsWorker } from 'service-webhooks/sqs';
+import { ATTRIBUTE, type SqsWorker, sqsInbox, sqsInboxAdmin, startSqsWorker } from 'service-webhooks/sqs';
 import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from 'service-webhooks/testing';
 import { createQueues, sqsClient } from './support.js';
 
@@ -46,10 +46,25 @@ export async function sqsUnderTest(
       };
     },
     async enqueueRaw(entry: unknown, _key: string): Promise<void> {
-      // Another producer's message: a body as it is, none of the inbox's attributes.
-      const body = JSON.stringify(entry) ?? String(entry);
+      // Another producer's message: a body as it is, none of the inbox's attributes but a trace
+      // context, which SQS carries as one (as the door's message does).
+      const { traceparent, ...rest } = (typeof entry === 'object' && entry !== null ? entry : {}) as {
+        traceparent?: unknown;
+      };
+      const body =
+        (typeof traceparent === 'string' ? JSON.stringify(rest) : JSON.stringify(entry)) ?? String(entry);
       await client.send(
-        new SendMessageCommand({ QueueUrl: queues.queueUrl, MessageBody: body === '' ? '""' : body }),
+        new SendMessageCommand({
+          QueueUrl: queues.queueUrl,
+          MessageBody: body === '' ? '""' : body,
+          ...(typeof traceparent === 'string'
+            ? {
+                MessageAttributes: {
+                  [ATTRIBUTE.traceparent]: { DataType: 'String', StringValue: traceparent },
+                },
+              }
+            : {}),
+        }),
       );
     },
     unreachableInbox: () =>

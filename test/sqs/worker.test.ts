@@ -14,6 +14,7 @@ import {
 } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { sealed } from '../support/sealed-entry.js';
 import {
   createQueues,
   deliverTo,
@@ -21,6 +22,7 @@ import {
   type Queues,
   receiveAll,
   receiver,
+  SECRET,
   startSqs,
   waitUntil,
 } from './support.js';
@@ -204,7 +206,7 @@ test('an event whose claim is held elsewhere is deferred past the lease, spendin
   const event = createTestEvent('user.created', { id: 'evt_defer' });
   await deliverTo(door.webhooks, event);
   const holding = holder.webhooks
-    .process({ event, receivedAt: Date.now(), secretIndex: 0 }, { attempt: 1 })
+    .process(await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET), { attempt: 1 })
     .catch(() => undefined);
   await waitUntil('the holder to run', () => holderStarted, 5_000);
   const running = worker(consumer.webhooks, q.queueUrl, { attempts: 1 });
@@ -318,7 +320,10 @@ test('the door’s traceparent travels as an attribute and reaches the run', asy
   const inbox = sqsInbox({ client, queueUrl: q.queueUrl });
   const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
   const event = createTestEvent('user.created', { id: 'evt_trace' });
-  await inbox.enqueue({ event, receivedAt: Date.now(), secretIndex: 0, traceparent }, 'evt_trace');
+  await inbox.enqueue(
+    await sealed({ event, receivedAt: Date.now(), secretIndex: 0, traceparent }, SECRET),
+    'evt_trace',
+  );
   const [message] = await receiveAll(client, q.queueUrl, { visibility: 0 });
   expect(message!.MessageAttributes?.[ATTRIBUTE.traceparent]?.StringValue).toBe(traceparent);
   expect(JSON.parse(message!.Body!)).not.toHaveProperty('traceparent');

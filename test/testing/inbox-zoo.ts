@@ -68,6 +68,10 @@ export const INBOX_FLAWS = {
   'retries poison entries': 'poison',
   /** `remove` answers but leaves the dead letter in the list. */
   'remove keeps the dead letter': 'admin',
+  /** Its worker runs entries without a seal (`acceptUnsealedEntries` left on after an upgrade, or on by default). */
+  'runs unsealed entries': 'forged',
+  /** Stores the entry's fields it knew before seals (event, receivedAt, secretIndex) and drops the seal. */
+  'drops the seal': 'forged',
 } as const satisfies Record<string, InboxRule>;
 
 /**
@@ -153,6 +157,10 @@ class ZooInboxQueue implements InboxQueue {
   }
 
   write(entry: unknown, key: string): void {
+    if (this.flaw === 'drops the seal' && typeof entry === 'object' && entry !== null) {
+      const { event, receivedAt, secretIndex } = entry as InboxEntry;
+      entry = { event, receivedAt, secretIndex };
+    }
     const id =
       this.flaw === 'a second enqueue of one key adds a second entry' ? `${key}#${randomUUID()}` : key;
     if (!this.backend.jobs.has(id)) this.backend.add(id, entry as InboxEntry);
@@ -221,6 +229,7 @@ class ZooWorker implements WorkerUnderTest {
     try {
       await this.webhooks.process(job.entry, {
         attempt,
+        ...(this.flaw === 'runs unsealed entries' ? { acceptUnsealed: true } : {}),
         ...(job.replay === undefined ? {} : { replayId: job.replay.id }),
       });
     } catch (error) {
