@@ -7,6 +7,7 @@
  * the handlers run once), replayAll and remove.
  */
 import {
+  ConfigurationError,
   createWebhooks,
   EventDeadLetteredError,
   MemoryStore,
@@ -19,6 +20,7 @@ import {
   type PgBossWorker,
   pgBossInbox,
   pgBossInboxAdmin,
+  pgBossInboxStats,
   startPgBossWorker,
 } from 'service-webhooks/pg-boss';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
@@ -205,6 +207,31 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       expect(() => pgBossInbox({ boss: {} as never })).toThrow(/boss/);
       expect(() => pgBossInbox({ boss, queue: 'no spaces' })).toThrow(/queue/);
       expect(() => pgBossInboxAdmin({ boss, schema: 'x;drop' })).toThrow(/schema/);
+    });
+
+    test('pgBossInboxStats checks its schema as every entry point does: an injection is refused before any SQL runs', async () => {
+      // A real pg-boss whose database handle counts the statements sent through it.
+      const sent: string[] = [];
+      const counting = {
+        getDb: () => ({
+          executeSql: (text: string, values?: unknown[]) => {
+            sent.push(text);
+            return boss.getDb().executeSql(text, values);
+          },
+        }),
+      } as unknown as TestBoss;
+      const queue = uniqueQueue('stats-schema');
+      const injected = `pg_sleep(2) AS s, ${schema}`;
+      const started = Date.now();
+      const refused = await pgBossInboxStats(counting, queue, injected).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ConfigurationError);
+      expect((refused as ConfigurationError).code).toBe('invalid_configuration');
+      expect((refused as Error).message).toMatch(/pgBossInboxStats\(\) `schema`/);
+      expect(sent).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(1000);
+      // The checked name still reads the figures.
+      expect(await pgBossInboxStats(counting, queue, schema)).toMatchObject({ depth: 0, deadLettered: 0 });
+      expect(sent).toHaveLength(1);
     });
   });
 
