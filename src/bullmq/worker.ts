@@ -25,7 +25,7 @@ import {
 } from 'service-webhooks/core';
 import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
-import { inboxLog } from '../inbox/log.js';
+import { failureFields, inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
 import { checkReceiver, monitorSettings, wholeOption } from '../inbox/worker-options.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
@@ -423,7 +423,7 @@ class RunningInboxWorker implements InboxWorker {
       eventId,
       eventType: event?.type,
       attempt: job.attemptsMade,
-      err: cause,
+      ...failureFields(cause),
     };
     if (job.finishedOn === undefined) {
       // BullMQ scheduled the next attempt.

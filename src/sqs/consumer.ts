@@ -25,7 +25,7 @@ import {
 } from 'service-webhooks/core';
 import { type AttemptOutcome, describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import type { Schedule } from '../inbox/backoff.js';
-import { inboxLog } from '../inbox/log.js';
+import { failureFields, inboxLog } from '../inbox/log.js';
 import {
   deduplicationId,
   entryOf,
@@ -151,7 +151,7 @@ async function settle(
       log(
         settings,
         'warn',
-        { ...record, err: outcome.error, nextAttemptInMs: outcome.delayMs },
+        { ...record, ...failureFields(outcome.error), nextAttemptInMs: outcome.delayMs },
         'webhook inbox: attempt failed; retrying',
       );
       return 'delete';
@@ -181,7 +181,7 @@ async function settle(
       log(
         settings,
         'error',
-        { ...record, err: outcome.error, reason: outcome.reason },
+        { ...record, ...failureFields(outcome.error), reason: outcome.reason },
         'webhook inbox: event dead-lettered',
       );
       const type = typeof event?.type === 'string' ? event.type : undefined;

@@ -266,6 +266,42 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       });
     });
 
+    test('one event failing twice, with one logger for the receiver and the worker (logger: console): each failure reported once', async () => {
+      const queue = uniqueQueue('inbox');
+      // What console would print: each call, and the stack of every error it was given.
+      const calls: { level: string; message: string; record: Record<string, unknown> }[] = [];
+      const capture =
+        (level: string) =>
+        (record: object, message?: string): void => {
+          calls.push({ level, message: message ?? '', record: record as Record<string, unknown> });
+        };
+      const logger = { info: capture('info'), warn: capture('warn'), error: capture('error') };
+      const webhooks = createWebhooks({ secret: SECRET, store: new MemoryStore(), logger });
+      webhooks.on('user.created', () => {
+        throw new Error('crm.example refused the contact');
+      });
+      const admin = pgBossInboxAdmin({ boss, queue, schema });
+      await start(webhooks, queue, { attempts: 2, backoff: [100], logger });
+      await pgBossInbox({ boss, queue }).enqueue(
+        { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+        'k',
+      );
+      await waitUntil('the dead letter', async () => (await admin.stats()).deadLettered === 1);
+      const stacks = calls.filter((call) =>
+        Object.values(call.record).some((value) => value instanceof Error),
+      );
+      expect(stacks.map((call) => call.message)).toEqual([
+        'webhook delivery failed',
+        'webhook delivery failed',
+      ]);
+      // The worker's lines say what it does next and name the failure in one line.
+      const worker = calls.filter((call) => call.message.startsWith('webhook inbox: '));
+      expect(worker.map((call) => [call.message, call.record.error])).toEqual([
+        ['webhook inbox: attempt failed; retrying', 'handler_failed: crm.example refused the contact'],
+        ['webhook inbox: event dead-lettered', 'handler_failed: crm.example refused the contact'],
+      ]);
+    });
+
     test('a poison entry is dead-lettered at once', async () => {
       const { queue, inbox, webhooks, admin } = setup();
       let runs = 0;
