@@ -144,14 +144,22 @@ async function open(address: InboxAddress, flags: Flags, queue: string | undefin
       const PgBoss = (pgBoss as { PgBoss?: unknown }).PgBoss ?? (pgBoss as { default: unknown }).default;
       const schema = stringFlag(flags, 'schema', false);
       // An admin reads and writes jobs; it must not run pg-boss's maintenance or create its schema.
-      const boss = new (PgBoss as new (options: object) => PgBossLike)({
-        connectionString: url,
-        max: 2,
-        supervise: false,
-        schedule: false,
-        migrate: false,
-        ...(schema === undefined ? {} : { schema }),
-      });
+      let boss: PgBossLike;
+      try {
+        boss = new (PgBoss as new (options: object) => PgBossLike)({
+          connectionString: url,
+          max: 2,
+          supervise: false,
+          schedule: false,
+          migrate: false,
+          ...(schema === undefined ? {} : { schema }),
+        });
+      } catch (error) {
+        // pg-boss checks its options as it is made, before any SQL: of the CLI's, only --schema can fail.
+        throw new UsageError(
+          `--schema ${schema}: ${error instanceof Error ? error.message : String(error)}.`,
+        );
+      }
       boss.on('error', () => {});
       await startPgBoss(boss, schema ?? 'pgboss', url);
       const admin = engine.pgBossInboxAdmin({

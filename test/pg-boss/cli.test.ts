@@ -131,3 +131,14 @@ test('--schema naming a schema that does not exist says so, exit code 1', async 
     `The pg-boss schema ${missing} does not exist in the database at ${DATABASE_URL}: check --schema (pg-boss's \`schema\` option; default pgboss).`,
   );
 });
+
+test('--schema that is not a name is a usage error, before any SQL runs', async () => {
+  const started = Date.now();
+  await expect(
+    runInbox(['stats', '--url', DATABASE_URL, '--schema', 'x;select pg_sleep(2)'], {
+      out: () => {},
+      err: () => {},
+    }),
+  ).rejects.toThrow(/^--schema x;select pg_sleep\(2\): /);
+  expect(Date.now() - started).toBeLessThan(2_000);
+});
