@@ -6,8 +6,10 @@
  */
 import { createWebhooks, MemoryStore, type WebhookError } from 'service-webhooks';
 import { inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
+import { openTelemetry } from 'service-webhooks/opentelemetry';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { startOpenTelemetry } from '../support/opentelemetry.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { SECRET, uniqueName, waitUntil } from './support.js';
 
@@ -102,7 +104,15 @@ test('a job BullMQ fails for stalling (maxStalledCount) is a dead letter as any 
   // The second worker's stall checker finds it, and with maxStalledCount 0 BullMQ fails it.
   const logged: Logged[] = [];
   const errors: WebhookError[] = [];
-  const webhooks = createWebhooks({ secret: SECRET, store });
+  // The openTelemetry() plug-in on an in-memory SDK: the dead-letter counter beside the gauge.
+  const otel = startOpenTelemetry();
+  cleanups.push(() => otel.shutdown());
+  const { tracerProvider, meterProvider } = otel;
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store,
+    telemetry: openTelemetry({ tracerProvider, meterProvider }),
+  });
   webhooks.on('user.created', () => {});
   webhooks.onError((error) => {
     errors.push(error);
@@ -128,6 +138,12 @@ test('a job BullMQ fails for stalling (maxStalledCount) is a dead letter as any 
     () => errors.some((error) => error.code === 'event_dead_lettered'),
     5_000,
   );
+  await otel.collect();
+  const gauge = otel
+    .points('webhook.inbox.dead_letters')
+    .filter((point) => point.attributes['messaging.destination.name'] === queueName);
+  expect(gauge.map((point) => point.value)).toEqual([1]);
+  expect(otel.count('webhook.inbox.runs', { 'webhook.outcome': 'dead_lettered' })).toBe(1);
   const { items, total } = await admin.list();
   expect(total).toBe(1);
   expect(items[0]!.lastError).toContain('stalled');
