@@ -25,7 +25,7 @@ import {
 } from 'service-webhooks/core';
 import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
-import { inboxLog } from '../inbox/log.js';
+import { failureFields, inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
 import {
   acceptUnsealedOption,
@@ -117,6 +117,14 @@ export interface InboxWorkerOptions extends InboxLocation {
    * @default 5
    */
   readonly maxStalledCount?: number;
+  /**
+   * How long a graceful `close()` may take once the running handlers have settled (each within its
+   * budget): BullMQ's own close waits on Redis, and right after a Redis restart it could wait over a
+   * minute. Past it the close is forced: the connections the worker made are dropped (a job still
+   * active runs again elsewhere after its lock, as after a crash) and a warning is logged.
+   * @default 10_000
+   */
+  readonly closeTimeoutMs?: number;
   /**
    * How many handled events' jobs stay in Redis, newest first, for inspection; 0 removes each at once.
    * (The idempotency store, not these jobs, keeps handled events from running again.)
@@ -251,6 +259,7 @@ interface WorkerSettings {
   readonly stalledInterval: number;
   readonly maxStalledCount: number;
   readonly keepCompleted: number;
+  readonly closeTimeoutMs: number;
   /** `undefined`: `monitor: false`. */
   readonly monitor: Required<InboxMonitorOptions> | undefined;
   /** The receiver's `telemetry` plug-in: the worker's dead letters and gauges go where its runs go. */
@@ -272,6 +281,7 @@ function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): 
   const stalledInterval = wholeOption(WHAT, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
   const maxStalledCount = wholeOption(WHAT, 'maxStalledCount', options.maxStalledCount, 5, 0);
   const keepCompleted = wholeOption(WHAT, 'keepCompleted', options.keepCompleted, 1_000, 0);
+  const closeTimeoutMs = wholeOption(WHAT, 'closeTimeoutMs', options.closeTimeoutMs, 10_000, 0);
   checkBlockingClient(options.connection, WHAT);
   const monitor = monitorSettings(WHAT, options.monitor);
   return {
@@ -286,6 +296,7 @@ function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): 
     stalledInterval,
     maxStalledCount,
     keepCompleted,
+    closeTimeoutMs,
     monitor,
     telemetry: webhooks.telemetry,
   };
@@ -308,6 +319,8 @@ class RunningInboxWorker implements InboxWorker {
   readonly #stopObserving: (() => void) | undefined;
   #lastConnectionWarning = 0;
   #closing: Promise<void> | undefined;
+  /** The runs of the processor in flight: a graceful close waits for them before its clock starts. */
+  readonly #running = new Set<Promise<unknown>>();
 
   constructor(webhooks: Webhooks, options: InboxWorkerOptions, settings: WorkerSettings) {
     this.#webhooks = webhooks;
@@ -318,7 +331,7 @@ class RunningInboxWorker implements InboxWorker {
     this.worker = new Worker<InboxJobData, ProcessResult, InboxJobName>(
       queueName,
       // Three parameters: BullMQ passes its abort signal only to a processor whose `length` is 3 or more.
-      (job, token, signal) => this.#process(job, token, signal),
+      (job, token, signal) => this.#track(this.#process(job, token, signal)),
       {
         connection: this.#opened.client,
         ...prefix,
@@ -367,12 +380,50 @@ class RunningInboxWorker implements InboxWorker {
       this.#monitor?.stop();
       // Before the queue closes: a collection after it would read a closed connection.
       this.#stopObserving?.();
-      await this.worker.close(force);
-      await this.queue.close();
-      await this.#opened.close();
+      const closed = (async () => {
+        await this.worker.close(force);
+        await this.queue.close();
+        await this.#opened.close();
+      })();
+      // The bound: the running handlers settle within their budget, then BullMQ has closeTimeoutMs.
+      const { closeTimeoutMs } = this.#settings;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settled = force ? Promise.resolve() : Promise.allSettled([...this.#running]);
+      const late = settled.then(
+        () => new Promise<'late'>((resolve) => (timer = setTimeout(resolve, closeTimeoutMs, 'late'))),
+      );
+      const outcome = await Promise.race([closed.then(() => 'closed' as const), late]).finally(() =>
+        clearTimeout(timer),
+      );
+      if (outcome === 'closed') return;
+      closed.catch(() => {});
+      this.#log(
+        'warn',
+        { closeTimeoutMs },
+        'webhook inbox: close took longer than closeTimeoutMs after the handlers settled (BullMQ waiting on Redis); its connections were dropped',
+      );
+      this.#cut();
     })();
     return this.#closing;
   };
+
+  /** Drop every connection the worker made, now: BullMQ's own (the blocking one among them) and ours. */
+  #cut(): void {
+    for (const backend of [this.worker, this.queue]) {
+      // BullMQ's disconnect waits for each connection's end; nothing here waits for it.
+      backend.disconnect().catch(() => {});
+    }
+    this.#opened.cut();
+  }
+
+  #track<T>(run: Promise<T>): Promise<T> {
+    this.#running.add(run);
+    const settled = (): void => {
+      this.#running.delete(run);
+    };
+    run.then(settled, settled);
+    return run;
+  }
 
   /** The inbox's gauges for the telemetry plug-in, from the figures `stats()` reads. */
   readonly #gauges = async (): Promise<InboxGauges> => {
@@ -440,7 +491,7 @@ class RunningInboxWorker implements InboxWorker {
       eventId,
       eventType: event?.type,
       attempt: job.attemptsMade,
-      err: cause,
+      ...failureFields(cause),
     };
     if (job.finishedOn === undefined) {
       // BullMQ scheduled the next attempt.

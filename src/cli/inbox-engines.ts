@@ -87,8 +87,9 @@ export interface OpenedAdmin {
 }
 
 /**
- * Open the admin of the inbox at `address`; `undefined` (after saying which packages to install) when
- * an optional peer is missing. Configuration mistakes become usage errors.
+ * Open the admin of the inbox at `address`; `undefined` (after saying which packages to install, or
+ * what is missing) when an optional peer is missing or the inbox named is not there. Configuration
+ * mistakes become usage errors.
  */
 export async function openInboxAdmin(
   address: InboxAddress,
@@ -111,6 +112,10 @@ export async function openInboxAdmin(
       return undefined;
     }
     if (error instanceof UsageError) throw error;
+    if (error instanceof InboxNotFoundError) {
+      err(error.message);
+      return undefined;
+    }
     if ((error as { name?: string }).name === 'ConfigurationError') {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
@@ -139,16 +144,24 @@ async function open(address: InboxAddress, flags: Flags, queue: string | undefin
       const PgBoss = (pgBoss as { PgBoss?: unknown }).PgBoss ?? (pgBoss as { default: unknown }).default;
       const schema = stringFlag(flags, 'schema', false);
       // An admin reads and writes jobs; it must not run pg-boss's maintenance or create its schema.
-      const boss = new (PgBoss as new (options: object) => PgBossLike)({
-        connectionString: url,
-        max: 2,
-        supervise: false,
-        schedule: false,
-        migrate: false,
-        ...(schema === undefined ? {} : { schema }),
-      });
+      let boss: PgBossLike;
+      try {
+        boss = new (PgBoss as new (options: object) => PgBossLike)({
+          connectionString: url,
+          max: 2,
+          supervise: false,
+          schedule: false,
+          migrate: false,
+          ...(schema === undefined ? {} : { schema }),
+        });
+      } catch (error) {
+        // pg-boss checks its options as it is made, before any SQL: of the CLI's, only --schema can fail.
+        throw new UsageError(
+          `--schema ${schema}: ${error instanceof Error ? error.message : String(error)}.`,
+        );
+      }
       boss.on('error', () => {});
-      await boss.start();
+      await startPgBoss(boss, schema ?? 'pgboss', url);
       const admin = engine.pgBossInboxAdmin({
         boss: boss as never,
         ...(queue === undefined ? {} : { queue }),
@@ -196,6 +209,44 @@ interface PgBossLike {
   on(event: 'error', listener: (error: unknown) => void): unknown;
   start(): Promise<unknown>;
   stop(options: { graceful: boolean; wait: boolean }): Promise<void>;
+  getDb(): {
+    executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+    close?(): Promise<void>;
+  };
+}
+
+/**
+ * The inbox the flags name is not there (a schema missing from the database): the message says what is
+ * missing and which flag names it; the command prints it and exits 1.
+ */
+export class InboxNotFoundError extends Error {
+  override name = 'InboxNotFoundError';
+  readonly code = 'inbox_not_found';
+}
+
+/**
+ * Start the admin's pg-boss. pg-boss refuses to start on a schema it is not installed in with "pg-boss
+ * is not installed", which reads as a missing npm package: when the schema itself is missing, say so.
+ * A pg-boss that did not start does not close its pool on stop(), so it is closed here.
+ */
+async function startPgBoss(boss: PgBossLike, schema: string, url: string): Promise<void> {
+  try {
+    await boss.start();
+  } catch (error) {
+    const db = boss.getDb();
+    // pg-boss writes the schema unquoted, so PostgreSQL folds it to lower case.
+    const exists = await db.executeSql('SELECT 1 FROM pg_namespace WHERE nspname = lower($1)', [schema]).then(
+      ({ rows }) => rows.length > 0,
+      () => undefined,
+    );
+    await db.close?.().catch(() => {});
+    if (exists === false) {
+      throw new InboxNotFoundError(
+        `The pg-boss schema ${schema} does not exist in the database at ${redactUrl(url)}: check --schema (pg-boss's \`schema\` option; default pgboss).`,
+      );
+    }
+    throw error;
+  }
 }
 
 /** The URL without its password, for messages. */

@@ -18,7 +18,7 @@ import {
   type PgBossLike,
   replayJobId,
 } from './job.js';
-import { checkSchema, pgBossInboxStats } from './stats.js';
+import { checkSchema, jobTable, pgBossInboxStats } from './stats.js';
 
 /**
  * Options of {@link pgBossInboxAdmin}: where the inbox is.
@@ -79,6 +79,7 @@ export function pgBossInboxAdmin(options: PgBossInboxAdminOptions): PgBossInboxA
   const boss = checkBoss(options?.boss, what);
   const queue = checkQueueName(options.queue, what);
   const schema = checkSchema(options.schema, what);
+  const table = jobTable(schema);
   const deadLetterQueue = deadLetterQueueOf(queue);
 
   const read = async (jobId: string): Promise<DeadLetter | undefined> => {
@@ -86,7 +87,7 @@ export function pgBossInboxAdmin(options: PgBossInboxAdminOptions): PgBossInboxA
     const { rows } = await boss
       .getDb()
       .executeSql(
-        `SELECT id, data, output, created_on FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'created'`,
+        `SELECT id, data, output, created_on FROM ${table} WHERE name = $1 AND id = $2 AND state = 'created'`,
         [deadLetterQueue, jobId],
       );
     const row = rows[0] as DeadLetterRow | undefined;
@@ -123,7 +124,7 @@ export function pgBossInboxAdmin(options: PgBossInboxAdminOptions): PgBossInboxA
 
   const page = async (offset: number, limit: number): Promise<DeadLetter[]> => {
     const { rows } = await boss.getDb().executeSql(
-      `SELECT id, data, output, created_on FROM ${schema}.job
+      `SELECT id, data, output, created_on FROM ${table}
         WHERE name = $1 AND state = 'created'
         ORDER BY created_on DESC, id OFFSET $2 LIMIT $3`,
       [deadLetterQueue, offset, limit],
@@ -141,7 +142,7 @@ export function pgBossInboxAdmin(options: PgBossInboxAdminOptions): PgBossInboxA
       const [count, items] = await Promise.all([
         boss
           .getDb()
-          .executeSql(`SELECT count(*) AS total FROM ${schema}.job WHERE name = $1 AND state = 'created'`, [
+          .executeSql(`SELECT count(*) AS total FROM ${table} WHERE name = $1 AND state = 'created'`, [
             deadLetterQueue,
           ]),
         page(offset, limit),

@@ -22,6 +22,21 @@ export function checkSchema(schema: unknown, what: string): string {
   return schema;
 }
 
+/**
+ * The job table of a schema `checkSchema` passed, as SQL: quoted, so that the name can only ever be a
+ * name, and lower-cased, since pg-boss writes it unquoted and PostgreSQL folds an unquoted name to
+ * lower case (`MyBoss` is the schema `myboss`).
+ *
+ * @example
+ * ```ts
+ * const sql = `SELECT count(*) FROM ${jobTable(checkSchema(options.schema, 'pgBossInboxAdmin()'))}`;
+ * // SELECT count(*) FROM "pgboss".job
+ * ```
+ */
+export function jobTable(checkedSchema: string): string {
+  return `"${checkedSchema.toLowerCase()}".job`;
+}
+
 interface CountRow {
   readonly name: string;
   readonly state: string;
@@ -35,6 +50,9 @@ interface CountRow {
  * due later (a retry, a deferral), `active` the running ones, `deadLettered` the dead-letter queue's
  * jobs, and `oldestWaitingMs` from the door's `receivedAt` of the oldest job due now.
  *
+ * `schema` is pg-boss's `schema` option (default `pgboss`), checked as every entry point checks it:
+ * anything but a name throws a `ConfigurationError` before any SQL is sent.
+ *
  * @example
  * ```ts
  * const stats = await pgBossInboxStats(boss, 'service-webhooks-inbox');
@@ -43,13 +61,14 @@ interface CountRow {
 export async function pgBossInboxStats(
   boss: PgBossLike,
   queue: string,
-  schema = 'pgboss',
+  schema?: string,
 ): Promise<InboxStats> {
+  const table = jobTable(checkSchema(schema, 'pgBossInboxStats()'));
   const deadLetters = deadLetterQueueOf(queue);
   const { rows } = await boss.getDb().executeSql(
     `SELECT name, state::text AS state, start_after > now() AS later, count(*) AS count,
             min(CASE WHEN jsonb_typeof(data->'receivedAt') = 'number' THEN (data->>'receivedAt')::numeric END) AS oldest
-       FROM ${schema}.job
+       FROM ${table}
       WHERE name IN ($1, $2) AND state < 'completed'
       GROUP BY 1, 2, 3`,
     [queue, deadLetters],

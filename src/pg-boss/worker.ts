@@ -21,7 +21,7 @@ import {
 } from 'service-webhooks/core';
 import { describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
-import { inboxLog } from '../inbox/log.js';
+import { failureFields, inboxLog } from '../inbox/log.js';
 import { InboxMonitor } from '../inbox/monitor.js';
 import {
   acceptUnsealedOption,
@@ -97,7 +97,11 @@ export interface PgBossWorkerOptions {
   readonly pollIntervalMs?: number;
   /** Read, log and check the inbox's figures; `false` turns it off. @default { intervalMs: 60_000, maxWaitMs: 600_000 } */
   readonly monitor?: InboxMonitorOptions | false;
-  /** Where the worker logs its start, retries, recoveries, dead letters and the monitor's figures. */
+  /**
+   * Where the worker logs its start, retries, recoveries, dead letters and the monitor's figures: pass
+   * the receiver's pino or console. A failed run's error, with its stack, is in the delivery record on
+   * the receiver's `logger`; the worker's line names it in one line (`error`).
+   */
   readonly logger?: InboxLogger;
 }
 
@@ -390,7 +394,7 @@ class RunningPgBossWorker implements PgBossWorker {
       );
       this.#log(
         'warn',
-        { jobId: job.id, eventId, attempt, nextAttemptInMs: verdict.delayMs, err: failure },
+        { jobId: job.id, eventId, attempt, nextAttemptInMs: verdict.delayMs, ...failureFields(failure) },
         'webhook inbox: attempt failed; retrying',
       );
       return;
@@ -439,7 +443,7 @@ class RunningPgBossWorker implements PgBossWorker {
     const eventType = typeof event?.type === 'string' ? event.type : undefined;
     this.#log(
       'error',
-      { jobId: job.id, eventId, eventType, attempt, err: error },
+      { jobId: job.id, eventId, eventType, attempt, ...failureFields(error) },
       'webhook inbox: event dead-lettered',
     );
     telemetry?.deadLettered(eventType);

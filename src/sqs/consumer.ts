@@ -11,7 +11,8 @@
  * only a failed attempt writes the next one: a copy with `attempt + 1`, delayed by
  * the receiver's schedule (`DelaySeconds` up to SQS's 15 minutes; a longer delay, or any on a FIFO
  * queue, which refuses per-message delays, carries `sw-not-before`, and a worker that receives it
- * early hides it again with `ChangeMessageVisibility` without counting), and the original is
+ * early hides it again with `ChangeMessageVisibility` without counting, or, due within the second that
+ * visibility cannot count, holds it until due), and the original is
  * deleted. A crash between the two leaves both copies: the store's claim runs the handlers once. A
  * deferral only changes the visibility to the end of the other run's lease and spends nothing.
  */
@@ -26,7 +27,7 @@ import {
 } from 'service-webhooks/core';
 import { type AttemptOutcome, describeFailure, judgeFailure } from '../inbox/attempt-outcome.js';
 import type { Schedule } from '../inbox/backoff.js';
-import { inboxLog } from '../inbox/log.js';
+import { failureFields, inboxLog } from '../inbox/log.js';
 import {
   deduplicationId,
   entryOf,
@@ -86,13 +87,18 @@ export async function consumeMessage(
   control: RunControl = {},
 ): Promise<Settlement> {
   const meta = metaOf(message);
-  const now = Date.now();
-  if (meta.notBefore !== undefined && meta.notBefore - now >= 1_000) {
+  const early = meta.notBefore === undefined ? 0 : meta.notBefore - Date.now();
+  if (early >= 1_000) {
     // A retry copy received before its time (a delay past 15 minutes, or a FIFO queue): hidden again,
     // counting nothing.
-    await hide(settings, message, meta.notBefore - now);
+    await hide(settings, message, early);
     return 'keep';
   }
+  // Due within the second: too soon to hide (SQS counts visibility in whole seconds), and a FIFO queue
+  // hands its copy out at once, so it waits here until due rather than run early. The message stays
+  // invisible meanwhile (the worker's heartbeat; a Lambda batch's visibility timeout).
+  if (early > 0 && !(await waitFor(early, control.signal))) return 'keep';
+  const now = Date.now();
   const entry = entryOf(message);
   const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt: meta.attempt };
   if (control.signal) run.signal = control.signal;
@@ -158,7 +164,7 @@ async function settle(
       log(
         settings,
         'warn',
-        { ...record, err: outcome.error, nextAttemptInMs: outcome.delayMs },
+        { ...record, ...failureFields(outcome.error), nextAttemptInMs: outcome.delayMs },
         'webhook inbox: attempt failed; retrying',
       );
       return 'delete';
@@ -188,7 +194,7 @@ async function settle(
       log(
         settings,
         'error',
-        { ...record, err: outcome.error, reason: outcome.reason },
+        { ...record, ...failureFields(outcome.error), reason: outcome.reason },
         'webhook inbox: event dead-lettered',
       );
       const type = typeof event?.type === 'string' ? event.type : undefined;
@@ -200,6 +206,22 @@ async function settle(
       return 'delete';
     }
   }
+}
+
+/** Wait `ms`; false when `signal` was aborted first (the worker closing: the message comes back). */
+function waitFor(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const abort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
+  });
 }
 
 /** Hide a message for `delayMs` (whole seconds, at most SQS's 12 hours); false when SQS refused. */

@@ -118,3 +118,27 @@ test('an unreachable database is a clear failure, exit code 1', async () => {
     /^Could not reach the pg-boss inbox at postgres:\/\/postgres@127\.0\.0\.1:1\/test: /,
   );
 });
+
+test('--schema naming a schema that does not exist says so, exit code 1', async () => {
+  const missing = uniqueSchema();
+  const err: string[] = [];
+  const code = await runInbox(['stats', '--url', DATABASE_URL, '--schema', missing], {
+    out: () => {},
+    err: (line) => err.push(line),
+  });
+  expect(code).toBe(1);
+  expect(err.join('\n')).toBe(
+    `The pg-boss schema ${missing} does not exist in the database at ${DATABASE_URL}: check --schema (pg-boss's \`schema\` option; default pgboss).`,
+  );
+});
+
+test('--schema that is not a name is a usage error, before any SQL runs', async () => {
+  const started = Date.now();
+  await expect(
+    runInbox(['stats', '--url', DATABASE_URL, '--schema', 'x;select pg_sleep(2)'], {
+      out: () => {},
+      err: () => {},
+    }),
+  ).rejects.toThrow(/^--schema x;select pg_sleep\(2\): /);
+  expect(Date.now() - started).toBeLessThan(2_000);
+});

@@ -7,6 +7,7 @@
  * the handlers run once), replayAll and remove.
  */
 import {
+  ConfigurationError,
   createWebhooks,
   EventDeadLetteredError,
   MemoryStore,
@@ -19,6 +20,7 @@ import {
   type PgBossWorker,
   pgBossInbox,
   pgBossInboxAdmin,
+  pgBossInboxStats,
   startPgBossWorker,
 } from 'service-webhooks/pg-boss';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
@@ -206,6 +208,31 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       expect(() => pgBossInbox({ boss, queue: 'no spaces' })).toThrow(/queue/);
       expect(() => pgBossInboxAdmin({ boss, schema: 'x;drop' })).toThrow(/schema/);
     });
+
+    test('pgBossInboxStats checks its schema as every entry point does: an injection is refused before any SQL runs', async () => {
+      // A real pg-boss whose database handle counts the statements sent through it.
+      const sent: string[] = [];
+      const counting = {
+        getDb: () => ({
+          executeSql: (text: string, values?: unknown[]) => {
+            sent.push(text);
+            return boss.getDb().executeSql(text, values);
+          },
+        }),
+      } as unknown as TestBoss;
+      const queue = uniqueQueue('stats-schema');
+      const injected = `pg_sleep(2) AS s, ${schema}`;
+      const started = Date.now();
+      const refused = await pgBossInboxStats(counting, queue, injected).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ConfigurationError);
+      expect((refused as ConfigurationError).code).toBe('invalid_configuration');
+      expect((refused as Error).message).toMatch(/pgBossInboxStats\(\) `schema`/);
+      expect(sent).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(1000);
+      // The checked name still reads the figures.
+      expect(await pgBossInboxStats(counting, queue, schema)).toMatchObject({ depth: 0, deadLettered: 0 });
+      expect(sent).toHaveLength(1);
+    });
   });
 
   describe('worker', () => {
@@ -237,6 +264,42 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
         depth: 0,
         deadLettered: 1,
       });
+    });
+
+    test('one event failing twice, with one logger for the receiver and the worker (logger: console): each failure reported once', async () => {
+      const queue = uniqueQueue('inbox');
+      // What console would print: each call, and the stack of every error it was given.
+      const calls: { level: string; message: string; record: Record<string, unknown> }[] = [];
+      const capture =
+        (level: string) =>
+        (record: object, message?: string): void => {
+          calls.push({ level, message: message ?? '', record: record as Record<string, unknown> });
+        };
+      const logger = { info: capture('info'), warn: capture('warn'), error: capture('error') };
+      const webhooks = createWebhooks({ secret: SECRET, store: new MemoryStore(), logger });
+      webhooks.on('user.created', () => {
+        throw new Error('crm.example refused the contact');
+      });
+      const admin = pgBossInboxAdmin({ boss, queue, schema });
+      await start(webhooks, queue, { attempts: 2, backoff: [100], logger });
+      await pgBossInbox({ boss, queue }).enqueue(
+        { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+        'k',
+      );
+      await waitUntil('the dead letter', async () => (await admin.stats()).deadLettered === 1);
+      const stacks = calls.filter((call) =>
+        Object.values(call.record).some((value) => value instanceof Error),
+      );
+      expect(stacks.map((call) => call.message)).toEqual([
+        'webhook delivery failed',
+        'webhook delivery failed',
+      ]);
+      // The worker's lines say what it does next and name the failure in one line.
+      const worker = calls.filter((call) => call.message.startsWith('webhook inbox: '));
+      expect(worker.map((call) => [call.message, call.record.error])).toEqual([
+        ['webhook inbox: attempt failed; retrying', 'handler_failed: crm.example refused the contact'],
+        ['webhook inbox: event dead-lettered', 'handler_failed: crm.example refused the contact'],
+      ]);
     });
 
     test('a poison entry is dead-lettered at once', async () => {

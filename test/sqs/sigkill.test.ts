@@ -86,6 +86,29 @@ async function inParallel<T, R>(
   return results;
 }
 
+/** The service's retries of a delivery the receiver did not answer 2xx: up to 3 (SERVICE-SPEC.md). */
+const SERVICE_RETRIES = 3;
+
+/**
+ * Deliver `event` as the service does: an answer other than 2xx is delivered again, up to
+ * SERVICE_RETRIES times. The service waits 1, 5 and 15 minutes; here the door's `Retry-After` (at
+ * most 5 s), to keep the run short. Each refusal is added to `refusals` as `<status> <code>`.
+ */
+async function deliverAsTheService(
+  door: Parameters<typeof deliverTo>[0],
+  event: Parameters<typeof deliverTo>[1],
+  refusals: string[],
+): Promise<Awaited<ReturnType<typeof deliverTo>>> {
+  for (let retry = 0; ; retry++) {
+    const answer = await deliverTo(door, event);
+    if ((answer.status >= 200 && answer.status < 300) || retry === SERVICE_RETRIES) return answer;
+    const code = (JSON.parse(String(answer.body)) as { error?: { code?: string } }).error?.code;
+    refusals.push(`${answer.status} ${code}`);
+    const retryAfter = Number(answer.headers?.['retry-after'] ?? 1);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, retryAfter) * 1000));
+  }
+}
+
 test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 1000} s: every handler completes once`, async () => {
   const name = uniqueName('sigkill');
   queues = await createQueues(client, 'sigkill', { visibilityTimeoutSeconds: VISIBILITY_SECONDS });
@@ -144,10 +167,16 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
     createTestEvent('user.created', { id: `evt_sqs_kill_${String(n).padStart(5, '0')}` }),
   );
   const started = performance.now();
-  const answers = await inParallel(events, 32, (event) => deliverTo(door, event));
+  // The door answers 503 (with Retry-After) when its store or SQS misses its deadline, as three
+  // workers, a door and 32 senders on a loaded 2-core machine can make them: nothing was acknowledged
+  // and the service delivers the event again. The sender here does as the service does.
+  const refusals: string[] = [];
+  const answers = await inParallel(events, 32, (event) => deliverAsTheService(door, event, refusals));
   const sentMs = performance.now() - started;
   const refused = answers.filter((answer) => answer.status !== 200);
   expect(refused.slice(0, 3), `${refused.length} deliveries were not acknowledged`).toEqual([]);
+  // A door that refuses often is broken, however the retries end: a few in a hundred at most.
+  expect(refusals.length, `refusals: ${refusals.join(', ')}`).toBeLessThan(EVENTS * 0.03);
 
   try {
     await waitUntil(
@@ -188,6 +217,6 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
   const deferred = Object.entries(notes).find(([message]) => message.includes('deferred'))?.[1];
   expect(Number(deferred ?? 0)).toBeGreaterThan(0);
   console.log(
-    `sqs sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms, all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
+    `sqs sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms (${refusals.length} refused first: ${[...new Set(refusals)].join(', ') || 'none'}), all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
   );
 }, 150_000);

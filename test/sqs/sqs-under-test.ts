@@ -1,6 +1,6 @@
 /**
- * The SQS inbox behind the inbox conformance suite's harness: a standard queue and its dead-letter
- * queue per test on fauxqs, the door (`sqsInbox`), the admin, and in-process `startSqsWorker`s the
+ * The SQS inbox behind the inbox conformance suite's harness: a queue (standard or FIFO) and its
+ * dead-letter queue per test on fauxqs, the door (`sqsInbox`), the admin, and in-process `startSqsWorker`s the
  * suite can close or crash. A standard queue may hold two copies of an event (`dedupesEnqueue: false`).
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -9,11 +9,12 @@ import { ATTRIBUTE, type SqsWorker, sqsInbox, sqsInboxAdmin, startSqsWorker } fr
 import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from 'service-webhooks/testing';
 import { createQueues, sqsClient } from './support.js';
 
-/** A fresh SQS inbox on `client`'s emulator for one conformance test. */
+/** A fresh SQS inbox on `client`'s emulator for one conformance test: a standard queue, or a FIFO one. */
 export async function sqsUnderTest(
   client: SQSClient,
+  { fifo = false }: { fifo?: boolean } = {},
 ): Promise<InboxUnderTest & { unreachableInbox(): InboxQueue }> {
-  const queues = await createQueues(client, 'conformance');
+  const queues = await createQueues(client, 'conformance', { fifo });
   const workers = new Set<SqsWorker>();
   const unreachable = sqsClient('http://127.0.0.1:9');
   return {
@@ -45,7 +46,7 @@ export async function sqsUnderTest(
         },
       };
     },
-    async enqueueRaw(entry: unknown, _key: string): Promise<void> {
+    async enqueueRaw(entry: unknown, key: string): Promise<void> {
       // Another producer's message: a body as it is, none of the inbox's attributes but a trace
       // context, which SQS carries as one (as the door's message does).
       const { traceparent, ...rest } = (typeof entry === 'object' && entry !== null ? entry : {}) as {
@@ -64,6 +65,9 @@ export async function sqsUnderTest(
                 },
               }
             : {}),
+          // A FIFO queue takes a message only with its group and deduplication id: a group per key, as
+          // the door makes them (fauxqs hands out one message of a group at a time, admin reads too).
+          ...(fifo ? { MessageGroupId: key.slice(0, 128), MessageDeduplicationId: crypto.randomUUID() } : {}),
         }),
       );
     },

@@ -7,15 +7,24 @@ import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
 import { PostgresStore, postgresStoreMigration } from 'service-webhooks/postgres';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { checkConnectionBudget } from './connection-budget.js';
 
 const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const table = `webhook_events_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-// Wide enough that 100 concurrent claims are 100 concurrent statements, not a queue behind a few.
-const pool = new pg.Pool({ connectionString, max: 50 });
+// Each pool's width: 2 × 10 connections, what a developer's database with other clients can give
+// (2 × 50 was the whole of PostgreSQL's default max_connections). The 100 concurrent claims of the
+// races below still meet as 20 concurrent statements, two processes' worth, with the rest queued.
+const POOL_WIDTH = 10;
+const pool = new pg.Pool({ connectionString, max: POOL_WIDTH });
 // A second pool stands for a second application process with its own connections.
-const otherPool = new pg.Pool({ connectionString, max: 50 });
+const otherPool = new pg.Pool({ connectionString, max: POOL_WIDTH });
 
 beforeAll(async () => {
+  await checkConnectionBudget(
+    connectionString,
+    2 * POOL_WIDTH,
+    'test/stores/postgres/postgres-store.test.ts',
+  );
   try {
     await new PostgresStore({ pool, table }).createTable();
   } catch (error) {
@@ -24,11 +33,11 @@ beforeAll(async () => {
     );
   }
   // Open every connection first, as a running application's pool has: the suite times each store call
-  // against a 1 s deadline, and 50 connections opened at once (a backend forked for each) can take
+  // against a 1 s deadline, and many connections opened at once (a backend forked for each) can take
   // longer than that on a loaded machine. That is start-up cost, not the store's.
   await Promise.all(
     [pool, otherPool].flatMap((each) =>
-      Array.from({ length: 50 }, () => each.query('SELECT pg_sleep(0.05)')),
+      Array.from({ length: POOL_WIDTH }, () => each.query('SELECT pg_sleep(0.05)')),
     ),
   );
 });
