@@ -283,7 +283,10 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       const admin = pgBossInboxAdmin({ boss, queue, schema });
       await start(webhooks, queue, { attempts: 2, backoff: [100], logger });
       await pgBossInbox({ boss, queue }).enqueue(
-        { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+        await sealed(
+          { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+          SECRET,
+        ),
         'k',
       );
       await waitUntil('the dead letter', async () => (await admin.stats()).deadLettered === 1);
