@@ -141,6 +141,20 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
   const tokenLabels = new Map<string, string>();
   /** When the lease or TTL written last on each key ends, as far as the answers tell (any client's). */
   const keyEnds = new Map<number, number>();
+  /** Wakes the clients waiting for the next write on a key. */
+  const keyWritten = new Map<number, () => void>();
+  const nextWrite = (key: number): Promise<void> => {
+    const waiting = keyWritten.get(key);
+    let wake = () => {};
+    const next = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    keyWritten.set(key, () => {
+      waiting?.();
+      wake();
+    });
+    return next;
+  };
   const counters = plan.processes.map(() => 0);
   let seq = 0;
   let stopped = false;
@@ -254,6 +268,8 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
     const wrote = (key: number, startMs: number, ms: number) => {
       lastEnd = startMs + ms;
       keyEnds.set(key, lastEnd);
+      keyWritten.get(key)?.();
+      keyWritten.delete(key);
     };
     /** Sleep until `offsetMs` around `end`, when that is ahead and within reach. */
     const sleepUntil = async (end: number | undefined, offsetMs: number) => {
@@ -268,6 +284,16 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
     const untilKeyFrees = async (key: number, offsetMs: number) => {
       for (let round = 0; round < 3; round++) {
         const end = keyEnds.get(key);
+        if (end === undefined || end + offsetMs <= clock.now()) {
+          // Nothing ahead to wait for: wait for the next write on the key (within reach), then its end.
+          const timer = clock.timer(options.longestWaitMs);
+          const written = await clock.park(
+            Promise.race([nextWrite(key).then(() => true), timer.fired.then(() => false)]),
+          );
+          timer.cancel();
+          if (!written) return;
+          continue;
+        }
         await sleepUntil(end, offsetMs);
         if (keyEnds.get(key) === end) return;
       }

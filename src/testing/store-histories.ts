@@ -294,10 +294,12 @@ export function historyPlans(
           'release',
           'vanish',
           'complete, then release',
+          'complete, then release',
         ),
         ttlMs: ttl,
-        // Mostly none; else frozen past a lease of one unit, of two, or well past either.
-        pauseMs: fc.constantFrom(0, 0, 0, 0, unit + 2, 2 * unit + 2, 3 * unit),
+        // Two in five none; else frozen just past a lease of one unit, of two, or past another attempt's
+        // whole lease that began as the first ended (the attempt that superseded this one has ended too).
+        pauseMs: fc.constantFrom(0, 0, unit + 2, 2 * unit + 2, 3 * unit + 2),
         atKeyEndMs: atKeyEnd,
       }),
       fc.record({ kind: fc.constant('claim' as const), key, leaseMs: lease, atKeyEndMs: atKeyEnd }),
