@@ -111,7 +111,7 @@ function quotedTable(table: unknown): string {
  * runs the same statement.
  *
  * One row per key: `event_id` (text, primary key) holds the store key (dedup scope and event id),
- * `token` the owning delivery attempt (NULL once completed), `state` is `in_progress` or `completed`,
+ * `token` the owning delivery attempt (NULL once completed or released), `state` is `in_progress` or `completed`,
  * and `expires_at` (timestamptz) ends the lease or the memory.
  *
  * @example
@@ -126,7 +126,7 @@ export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
   return `CREATE TABLE IF NOT EXISTS ${quotedTable(table)} (
   -- The store key (dedup scope and event id); the column's name predates the scope.
   event_id   text PRIMARY KEY,
-  -- The owning attempt while in progress; NULL once completed, so no token can match a done event.
+  -- The owning attempt while in progress; NULL once completed or released, so no token matches then.
   token      text,
   state      text NOT NULL CHECK (state IN ('in_progress', 'completed')),
   -- End of the lease while in progress, end of the memory once completed.
@@ -313,9 +313,16 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   async release(key: string, token: string): Promise<void> {
+    // The row is ended, not deleted: a claim, renew or completion waiting on this statement's lock
+    // must then find the row and take the DO UPDATE path, which reads the clock after the wait. Had the
+    // row gone, it would take the INSERT path, whose VALUES (and their clock_timestamp()) were built
+    // before the wait: a lease or TTL shortened by however long this release took to commit (35 ms
+    // under load, enough for the next claim to take the event within the new lease; found by
+    // checkStore). No token: no late release or completion can match it.
     await this.#query(
       'release',
-      `DELETE FROM ${this.#table} WHERE event_id = $1 AND token = $2 AND state = 'in_progress'`,
+      `UPDATE ${this.#table} SET token = NULL, expires_at = '-infinity'
+       WHERE event_id = $1 AND token = $2 AND state = 'in_progress'`,
       [encodeKey(key), token],
     );
   }
@@ -331,6 +338,9 @@ export class PostgresStore implements IdempotencyStore {
    * ```
    */
   async purgeExpired(): Promise<number> {
+    // A claim of a key whose ended row this DELETE holds waits for it to commit and then inserts, with
+    // a lease counted from before that wait (see release): run it when deliveries are few, or keep the
+    // table small enough that it commits in milliseconds.
     const { rowCount } = await this.#pool.query(
       `DELETE FROM ${this.#table} WHERE expires_at <= clock_timestamp()`,
     );

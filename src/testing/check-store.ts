@@ -185,9 +185,10 @@ export async function loadFastCheck(
 /**
  * Check a store against the model of the `IdempotencyStore` rules, the way a proof would rather than a
  * sample: fast-check generates histories (several clients at once, each claiming, completing,
- * releasing and renewing a few keys that differ only in case, accents, normalization or their tail,
- * with tokens shaped like the core's, leases and TTLs that end mid-history, clients that vanish holding
- * a lease, and failures injected where the store allows), runs each against the store, and checks that
+ * releasing and renewing a few keys that differ only in case, accents, normalization or their tail, or
+ * share a 32-bit hash, with tokens shaped like the core's, leases and TTLs that end mid-history, retries
+ * that arrive as a key frees up, deliveries frozen past their lease, clients that vanish holding a
+ * lease, and failures injected where the store allows), runs each against the store, and checks that
  * some order of its calls, consistent with real time and with each call taking effect within its
  * interval, gives every answer the model gives (linearizability). A failure is shrunk to a short
  * history, printed, and reproducible from its seed.

@@ -183,6 +183,14 @@ function familyDifference(family: string): string {
       return 'their tail';
     case 'separators':
       return 'separators, braces or escapes';
+    case 'fnv1a32':
+      return 'characters, having one 32-bit FNV-1a hash: records keyed by a hash of the key';
+    case 'crc32':
+      return 'characters, having one CRC-32: records keyed by a hash of the key';
+    case 'djb2':
+      return 'characters, having one djb2 hash: records keyed by a hash of the key';
+    case 'javaHashCode':
+      return 'characters, having one Java hashCode: records keyed by a hash of the key';
     default:
       return 'characters a backend may not keep (astral, unpaired surrogates, NUL)';
   }

@@ -23,7 +23,7 @@ export function formatHistory(history: RecordedHistory, violation?: HistoryViola
   for (const [index, planned] of history.plan.keys.entries()) {
     const text = planned.long
       ? `${history.keys[index]!.length - history.keyPrefix.length - planned.text.length} dots, then ${readable(planned.text)} (${history.keys[index]!.length} characters with the prefix)`
-      : readable(planned.text);
+      : readable(history.keys[index]!.slice(history.keyPrefix.length));
     lines.push(`  k${index} = ${text}   [${planned.family}]`);
   }
   const order = new Map((violation?.explained ?? []).map((id, place) => [id, place + 1]));

@@ -2,7 +2,7 @@ import type { IdempotencyStore } from 'service-webhooks/core';
 import type { HistoryClock } from './history-clock.js';
 import { faultHook, type StoreCheckContext } from './store-check-context.js';
 import type { ClientStep, HistoryPlan, TokenPick } from './store-histories.js';
-import { MAX_KEY_LENGTH } from './store-histories.js';
+import { plannedKey } from './store-histories.js';
 import type { StoreAnswer, StoreCall } from './store-model.js';
 
 /**
@@ -110,7 +110,8 @@ export interface RunHistoryOptions {
 
 /**
  * The keys of a plan as the store sees them: the history's prefix first (so histories never collide),
- * and long keys padded between prefix and text to exactly {@link MAX_KEY_LENGTH} characters.
+ * long keys padded between prefix and text to exactly 400 characters, and colliding ones computed for the
+ * prefix ({@link plannedKey}).
  *
  * @example
  * ```ts
@@ -118,9 +119,7 @@ export interface RunHistoryOptions {
  * ```
  */
 export function plannedKeys(plan: HistoryPlan, keyPrefix: string): string[] {
-  return plan.keys.map(({ text, long }) =>
-    long ? keyPrefix + text.padStart(MAX_KEY_LENGTH - keyPrefix.length, '.') : keyPrefix + text,
-  );
+  return plan.keys.map((key) => plannedKey(key, keyPrefix));
 }
 
 /**
@@ -140,6 +139,22 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
   const calls: RecordedCall[] = [];
   const inFlight = new Set<Promise<void>>();
   const tokenLabels = new Map<string, string>();
+  /** When the lease or TTL written last on each key ends, as far as the answers tell (any client's). */
+  const keyEnds = new Map<number, number>();
+  /** Wakes the clients waiting for the next write on a key. */
+  const keyWritten = new Map<number, () => void>();
+  const nextWrite = (key: number): Promise<void> => {
+    const waiting = keyWritten.get(key);
+    let wake = () => {};
+    const next = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    keyWritten.set(key, () => {
+      waiting?.();
+      wake();
+    });
+    return next;
+  };
   const counters = plan.processes.map(() => 0);
   let seq = 0;
   let stopped = false;
@@ -150,11 +165,26 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
     const inFlight = calls.filter((recorded) => recorded.outcome.kind === 'pending');
     return inFlight.length === 1 ? inFlight[0]!.id : undefined;
   };
+  let faultCallId: number | undefined;
+  const injectFault = faultHook(plan.faults, clock, options.slowMs, (choice, operation) =>
+    faults.push({ choice, operation, seq: ++seq, atMs: clock.now(), callId: faultCallId }),
+  );
   const store = await options.openStore({
     now: () => clock.now(),
-    fault: faultHook(plan.faults, clock, options.slowMs, (choice, operation) =>
-      faults.push({ choice, operation, seq: ++seq, atMs: clock.now(), callId: hitCall() }),
-    ),
+    fault: async (operation) => {
+      // The call the fault would hit is known only now, synchronously within it (see hitCall).
+      const callId = hitCall();
+      // Each backend request is a turn the scheduler gives too, not only each step: calls that start
+      // together then interleave request by request in the seed's order (one claim's read, another's
+      // read, the first's delete...), where otherwise they would run in lockstep.
+      await options.gate(operation);
+      faultCallId = callId;
+      try {
+        return injectFault(operation);
+      } finally {
+        faultCallId = undefined;
+      }
+    },
     keyPrefix: options.keyPrefix,
   });
 
@@ -235,8 +265,38 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
     };
     /** When the lease or TTL this client wrote last ends (its call's start plus the duration). */
     let lastEnd: number | undefined;
-    const wrote = (startMs: number, ms: number) => {
+    const wrote = (key: number, startMs: number, ms: number) => {
       lastEnd = startMs + ms;
+      keyEnds.set(key, lastEnd);
+      keyWritten.get(key)?.();
+      keyWritten.delete(key);
+    };
+    /** Sleep until `offsetMs` around `end`, when that is ahead and within reach. */
+    const sleepUntil = async (end: number | undefined, offsetMs: number) => {
+      // Only ends within reach: a completion kept for an hour is not waited for.
+      const wait = end === undefined ? 0 : end + offsetMs - clock.now();
+      if (wait > 0 && wait <= options.longestWaitMs) await clock.sleep(wait);
+    };
+    /**
+     * Sleep until `offsetMs` around the end of the lease or TTL written last on `key`, and again if
+     * another write moved that end meanwhile (a completion after the lease waited for): a few times.
+     */
+    const untilKeyFrees = async (key: number, offsetMs: number) => {
+      for (let round = 0; round < 3; round++) {
+        const end = keyEnds.get(key);
+        if (end === undefined || end + offsetMs <= clock.now()) {
+          // Nothing ahead to wait for: wait for the next write on the key (within reach), then its end.
+          const timer = clock.timer(options.longestWaitMs);
+          const written = await clock.park(
+            Promise.race([nextWrite(key).then(() => true), timer.fired.then(() => false)]),
+          );
+          timer.cancel();
+          if (!written) return;
+          continue;
+        }
+        await sleepUntil(end, offsetMs);
+        if (keyEnds.get(key) === end) return;
+      }
     };
     const call = async (key: number, made: StoreCall): Promise<StoreAnswer | undefined> => {
       const startMs = clock.now();
@@ -246,7 +306,7 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
         (answer === 'claimed' || answer === 'completed' || answer === 'renewed')
       ) {
         // 'completed' from a claim is someone else's record: only this client's own writes count.
-        if (!(made.method === 'claim' && answer === 'completed')) wrote(startMs, made.ms);
+        if (!(made.method === 'claim' && answer === 'completed')) wrote(key, startMs, made.ms);
       }
       return answer;
     };
@@ -263,13 +323,11 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
           case 'wait':
             await clock.sleep(step.ms);
             break;
-          case 'waitForEnd': {
-            // Only ends within reach: a completion kept for an hour is not waited for.
-            const wait = lastEnd === undefined ? 0 : lastEnd + step.offsetMs - clock.now();
-            if (wait > 0 && wait <= options.longestWaitMs) await clock.sleep(wait);
+          case 'waitForEnd':
+            await sleepUntil(lastEnd, step.offsetMs);
             break;
-          }
           case 'claim': {
+            if (step.atKeyEndMs !== undefined) await untilKeyFrees(step.key, step.atKeyEndMs);
             const token = freshToken(client);
             own(step.key).push(token);
             await call(step.key, { method: 'claim', token, ms: step.leaseMs });
@@ -285,11 +343,21 @@ export async function runHistory(plan: HistoryPlan, options: RunHistoryOptions):
             await call(step.key, { method: 'renew', token: pick(step.key, step.token), ms: step.leaseMs });
             break;
           case 'deliver': {
+            if (step.atKeyEndMs !== undefined) await untilKeyFrees(step.key, step.atKeyEndMs);
             const token = freshToken(client);
             own(step.key).push(token);
             if ((await call(step.key, { method: 'claim', token, ms: step.leaseMs })) !== 'claimed') break;
             // The core renews every third of the lease while handlers run past it (when the store renews).
             const every = Math.max(1, Math.floor(step.leaseMs / 3));
+            if (step.pauseMs !== undefined && step.pauseMs > 0) {
+              // Frozen without renewing; on waking, the overdue renewal fires first where the work is
+              // long enough to have the timer running. Its answer does not stop the delivery: the core
+              // reports a lost lease and lets the handlers finish.
+              await clock.sleep(step.pauseMs);
+              if (options.renews && step.workMs > every) {
+                await call(step.key, { method: 'renew', token, ms: step.leaseMs });
+              }
+            }
             let worked = 0;
             while (options.renews && step.workMs - worked > every) {
               await clock.sleep(every);

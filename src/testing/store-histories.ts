@@ -1,4 +1,5 @@
 import type { Arbitrary } from 'fast-check';
+import { collidingIds, type ShortHash } from './hash-collisions.js';
 
 /**
  * fast-check's module, loaded by checkStore on demand (it is an optional peer dependency).
@@ -40,8 +41,14 @@ export type DeliveryEnding = 'complete' | 'release' | 'vanish' | 'complete, then
  *
  * - `deliver`: what the core does for one delivery: claim with a fresh token and, if it got the event,
  *   work for `workMs` (renewing every third of the lease when the work outlives a third of it and the
- *   store renews), then end it ({@link DeliveryEnding}).
+ *   store renews), then end it ({@link DeliveryEnding}). With `pauseMs`, the process first stops that
+ *   long without renewing (a stop-the-world pause, a frozen container: often past its lease); on waking
+ *   it renews at once if its work is long enough to have the core's renewal timer running, and goes
+ *   on: its later calls use a token another attempt may have superseded.
  * - `claim`, `complete`, `release`, `renew`: one call, with a token chosen by `token`.
+ * - A `deliver` or `claim` with `atKeyEndMs` first sleeps until that offset around the end of the lease
+ *   or TTL anyone wrote last on its key: a retry that arrives as the key frees up, so that several
+ *   clients meet there (claims racing for an ended completion or lease).
  * - `wait`: sleep; `waitForEnd`: sleep until `offsetMs` around the end of the lease or TTL this client
  *   wrote last (to land calls on either side of that end); `vanish`: the client stops for good.
  *
@@ -58,8 +65,15 @@ export type ClientStep =
       readonly workMs: number;
       readonly ending: DeliveryEnding;
       readonly ttlMs: number;
+      readonly pauseMs?: number | undefined;
+      readonly atKeyEndMs?: number | undefined;
     }
-  | { readonly kind: 'claim'; readonly key: number; readonly leaseMs: number }
+  | {
+      readonly kind: 'claim';
+      readonly key: number;
+      readonly leaseMs: number;
+      readonly atKeyEndMs?: number | undefined;
+    }
   | { readonly kind: 'complete'; readonly key: number; readonly token: TokenPick; readonly ttlMs: number }
   | { readonly kind: 'release'; readonly key: number; readonly token: TokenPick }
   | { readonly kind: 'renew'; readonly key: number; readonly token: TokenPick; readonly leaseMs: number }
@@ -97,6 +111,12 @@ export interface PlannedKey {
   readonly long: boolean;
   /** The family of look-alike keys it was drawn from, named in the printed history. */
   readonly family: string;
+  /**
+   * For a key of a hash family: the hash, and which of the two ids that collide under it after the
+   * history's prefix this key is (`text` is that id after an empty prefix; the runner computes it
+   * after the real one, where FNV-1a's differs).
+   */
+  readonly collision?: { readonly hash: ShortHash; readonly side: 0 | 1 } | undefined;
 }
 
 /**
@@ -156,14 +176,60 @@ const KEY_FAMILIES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * Families of two event ids that share a 32-bit hash after the history's prefix (src/testing/
+ * hash-collisions.ts), for stores that key records by a short hash of the key: random ids would need
+ * about 77,000 before two collide.
+ */
+const HASH_FAMILIES: Readonly<Record<string, ShortHash>> = {
+  fnv1a32: 'fnv1a32',
+  crc32: 'crc32',
+  djb2: 'djb2',
+  javaHashCode: 'javaHashCode',
+};
+
+function familyKeys(family: string): PlannedKey[] {
+  const hash = HASH_FAMILIES[family];
+  if (hash !== undefined) {
+    return collidingIds(hash, '').map((text, side) => ({
+      text,
+      long: false,
+      family,
+      collision: { hash, side: side as 0 | 1 },
+    }));
+  }
+  return KEY_FAMILIES[family]!.map((text) => ({ text, long: family === 'tail', family }));
+}
+
+/**
+ * The key a planned key stands for after the history's prefix (a long one padded to
+ * {@link MAX_KEY_LENGTH}, a colliding one recomputed for the prefix).
+ *
+ * @example
+ * ```ts
+ * plannedKey({ text: 'evt_1', long: false, family: 'prefix' }, 'h7-'); // 'h7-evt_1'
+ * ```
+ */
+export function plannedKey(key: PlannedKey, keyPrefix: string): string {
+  if (key.collision !== undefined) {
+    return keyPrefix + collidingIds(key.collision.hash, keyPrefix)[key.collision.side];
+  }
+  return key.long
+    ? keyPrefix + key.text.padStart(MAX_KEY_LENGTH - keyPrefix.length, '.')
+    : keyPrefix + key.text;
+}
+
+/**
  * The families of look-alike keys, by name (each history's keys come from one or two of them).
  *
  * @example
  * ```ts
- * KEY_FAMILY_NAMES; // ['case', 'accents', 'tail', 'prefix', 'separators', 'unicode']
+ * KEY_FAMILY_NAMES; // ['case', 'accents', 'tail', 'prefix', 'separators', 'unicode', 'fnv1a32', …]
  * ```
  */
-export const KEY_FAMILY_NAMES: readonly string[] = Object.keys(KEY_FAMILIES);
+export const KEY_FAMILY_NAMES: readonly string[] = [
+  ...Object.keys(KEY_FAMILIES),
+  ...Object.keys(HASH_FAMILIES),
+];
 
 /**
  * The arbitrary of history plans: `concurrency` clients, each a program of a few steps over the history's
@@ -187,14 +253,14 @@ export function historyPlans(
     .uniqueArray(fc.constantFrom(...KEY_FAMILY_NAMES), { minLength: 1, maxLength: 2 })
     .chain((families) =>
       fc.shuffledSubarray(
-        families.flatMap((family) =>
-          KEY_FAMILIES[family]!.map((text) => ({ text, long: family === 'tail', family })),
-        ),
+        families.flatMap((family) => familyKeys(family)),
         { minLength: 1 },
       ),
     );
   return keysArbitrary.chain((keys) => {
-    const key = fc.integer({ min: 0, max: keys.length - 1 });
+    // Half the steps on the first key, so that its calls meet (races need two calls on one key); the
+    // rest on any key, for the look-alikes to meet a store that merges them.
+    const key = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: keys.length - 1 }));
     const lease = fc.constantFrom(unit, 2 * unit);
     // A long TTL (an hour) is what the core uses; short ones end within the history.
     const ttl = fc.constantFrom(unit, 2 * unit, Math.round(unit / 2), 3_600_000);
@@ -213,6 +279,12 @@ export function historyPlans(
       2,
       Math.round(unit / 10),
     );
+    // One in three deliveries and claims starts when it is issued, two as its key frees up: most of
+    // those just after its end, where two of them meet on the same instant and race for the record.
+    const atKeyEnd = fc.oneof(
+      { weight: 1, arbitrary: fc.constant(undefined) },
+      { weight: 2, arbitrary: fc.constantFrom(1, 1, 1, 1, 2, 0, -1) },
+    );
     const steps: Arbitrary<ClientStep>[] = [
       fc.record({
         kind: fc.constant('deliver' as const),
@@ -225,15 +297,21 @@ export function historyPlans(
           'release',
           'vanish',
           'complete, then release',
+          'complete, then release',
         ),
         ttlMs: ttl,
+        // Two in five none; else frozen just past a lease of one unit, of two, or past another attempt's
+        // whole lease that began as the first ended (the attempt that superseded this one has ended too).
+        pauseMs: fc.constantFrom(0, 0, unit + 2, 2 * unit + 2, 3 * unit + 2),
+        atKeyEndMs: atKeyEnd,
       }),
-      fc.record({ kind: fc.constant('claim' as const), key, leaseMs: lease }),
+      fc.record({ kind: fc.constant('claim' as const), key, leaseMs: lease, atKeyEndMs: atKeyEnd }),
       fc.record({ kind: fc.constant('complete' as const), key, token, ttlMs: ttl }),
       fc.record({ kind: fc.constant('release' as const), key, token }),
       fc.record({ kind: fc.constant('wait' as const), ms: wait }),
       fc.record({ kind: fc.constant('waitForEnd' as const), offsetMs: offset }),
     ];
+
     if (options.renews) {
       steps.push(fc.record({ kind: fc.constant('renew' as const), key, token, leaseMs: lease }));
     }

@@ -8,6 +8,7 @@
  */
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks';
 import { StoreUnavailableError } from 'service-webhooks';
+import { type ShortHash, shortHash } from '../../src/testing/hash-collisions.js';
 
 export type ZooFlaw =
   /** Reads the record, then writes it in a second round trip: two claims can both see it free. */
@@ -23,7 +24,52 @@ export type ZooFlaw =
   /** Keys compared as a case- and accent-insensitive collation compares them (utf8mb4_0900_ai_ci). */
   | 'keys compared case- and accent-insensitively'
   /** "Fail open": a claim whose backend request threw answers 'claimed', so no event is ever dropped. */
-  | "answers 'claimed' when the backend threw";
+  | "answers 'claimed' when the backend threw"
+  /** Records keyed by a 32-bit hash of the key ("keys are too long for the backend"): FNV-1a. */
+  | 'keys hashed to 32 bits (FNV-1a)'
+  /** The same with CRC-32 (zlib's, a favourite for "short, stable" keys). */
+  | 'keys hashed to 32 bits (CRC-32)'
+  /** The same with djb2. */
+  | 'keys hashed to 32 bits (djb2)'
+  /** The same with Java's String.hashCode. */
+  | 'keys hashed to 32 bits (Java hashCode)'
+  /**
+   * A claim that finds an ended completion deletes the key in one request (lazy expiry), then inserts
+   * if absent in another: the delete is not conditional on the record it read, so of two claims that
+   * met the ended completion, the second deletes the first's fresh claim and takes the key too.
+   */
+  | 'claim deletes an ended completion unconditionally, then inserts'
+  /**
+   * A completion over a record its token does not hold (ended, or absent) is inserted with the
+   * caller's token (the update path clears it, the insert path forgot to), and release deletes any
+   * record with the caller's token: a late release by a superseded attempt undoes the completion.
+   */
+  | "a completion it did not hold keeps the caller's token, which release deletes"
+  /**
+   * A renew over another attempt's ended lease extends it (PEXPIRE) but keeps that attempt's token: the
+   * renewer does not hold the key it was told it renewed, and the ended attempt still does.
+   */
+  | "renew over another attempt's ended lease keeps that attempt's token";
+
+/** The stores that key records by a 32-bit hash of the key, and the hash each uses. */
+export const HASHED_KEYS: Readonly<Partial<Record<ZooFlaw, ShortHash>>> = {
+  'keys hashed to 32 bits (FNV-1a)': 'fnv1a32',
+  'keys hashed to 32 bits (CRC-32)': 'crc32',
+  'keys hashed to 32 bits (djb2)': 'djb2',
+  'keys hashed to 32 bits (Java hashCode)': 'javaHashCode',
+};
+
+const HASHED_KEY_FLAWS = Object.keys(HASHED_KEYS) as ZooFlaw[];
+
+/**
+ * Bugs that show only in one interleaving around an end of a lease or TTL, or with a stale token: an
+ * outside zoo's three that checkStore's defaults missed before its histories aimed at them (issue 45).
+ */
+export const SUBTLE_FLAWS: readonly ZooFlaw[] = [
+  'claim deletes an ended completion unconditionally, then inserts',
+  "a completion it did not hold keeps the caller's token, which release deletes",
+  "renew over another attempt's ended lease keeps that attempt's token",
+];
 
 export const ZOO_FLAWS: readonly ZooFlaw[] = [
   'claim reads then writes across an await',
@@ -33,6 +79,8 @@ export const ZOO_FLAWS: readonly ZooFlaw[] = [
   'renewal in the wrong unit',
   'keys compared case- and accent-insensitively',
   "answers 'claimed' when the backend threw",
+  ...HASHED_KEY_FLAWS,
+  ...SUBTLE_FLAWS,
 ];
 
 interface ZooRecord {
@@ -85,6 +133,17 @@ class Backend {
   }
 }
 
+/**
+ * The key with `%` and unpaired surrogates escaped, as the built-in stores write keys (UTF-8 would turn
+ * every unpaired surrogate into U+FFFD): so a hashed store merges keys only where their hashes collide.
+ */
+function intact(key: string): string {
+  return key.replace(
+    /%|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    (unit) => `%u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** Whether a record still counts at `now`: a lease until its end (exclusive), a completion through it. */
 function live(record: ZooRecord | undefined, now: number): record is ZooRecord {
   if (record === undefined) return false;
@@ -102,10 +161,15 @@ export class ZooStore implements IdempotencyStore {
   constructor(options: ZooStoreOptions = {}) {
     this.#flaw = options.flaw;
     const collate = (key: string) => key.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+    const hash = this.#flaw === undefined ? undefined : HASHED_KEYS[this.#flaw];
     this.#backend = new Backend(
       options.now ?? (() => performance.now()),
       options.fault ?? (async () => {}),
-      this.#flaw === 'keys compared case- and accent-insensitively' ? collate : (key) => key,
+      this.#flaw === 'keys compared case- and accent-insensitively'
+        ? collate
+        : hash !== undefined
+          ? (key) => shortHash(hash, intact(key)).toString(16)
+          : (key) => key,
     );
   }
 
@@ -122,6 +186,24 @@ export class ZooStore implements IdempotencyStore {
           answer: 'claimed' as const,
         }));
       }
+      if (this.#flaw === 'claim deletes an ended completion unconditionally, then inserts') {
+        const found = await this.#call('claim', key, (record, now) => {
+          const found: ZooRecord | undefined = record;
+          if (live(found, now)) return { answer: found.state };
+          return { answer: record?.state === 'completed' ? ('ended' as const) : undefined };
+        });
+        if (found === 'in_progress' || found === 'completed') return found;
+        // Lazy expiry: the ended completion is deleted by key, whatever the key holds by now.
+        if (found === 'ended') await this.#call('claim', key, () => ({ write: null, answer: undefined }));
+        return await this.#call('claim', key, (record, now): { write?: ZooRecord; answer: ClaimResult } => {
+          if (live(record, now))
+            return { answer: record.state === 'in_progress' ? 'in_progress' : 'completed' };
+          return {
+            write: { state: 'in_progress', token, expiresAt: now + lease, claimedAt: now },
+            answer: 'claimed',
+          };
+        });
+      }
       return await this.#call('claim', key, (record, now): { write?: ZooRecord; answer: ClaimResult } => {
         if (live(record, now))
           return { answer: record.state === 'in_progress' ? 'in_progress' : 'completed' };
@@ -137,9 +219,12 @@ export class ZooStore implements IdempotencyStore {
   }
 
   async complete(key: string, token: string, ttlMs: number): Promise<CompleteResult> {
-    const keepsToken = this.#flaw === 'release undoes a completion made with the same token';
     return this.#call('complete', key, (record, now) => {
       const holder = record?.state === 'in_progress' && record.token === token;
+      const keepsToken =
+        this.#flaw === 'release undoes a completion made with the same token' ||
+        (!holder &&
+          this.#flaw === "a completion it did not hold keeps the caller's token, which release deletes");
       if (!holder && live(record, now)) return { answer: 'lost' as const };
       const from =
         holder && this.#flaw === "completion's TTL counted from the claim" ? record.claimedAt : now;
@@ -160,7 +245,8 @@ export class ZooStore implements IdempotencyStore {
       const mine =
         record?.token === token &&
         (record.state === 'in_progress' ||
-          this.#flaw === 'release undoes a completion made with the same token');
+          this.#flaw === 'release undoes a completion made with the same token' ||
+          this.#flaw === "a completion it did not hold keeps the caller's token, which release deletes");
       return { write: mine ? null : undefined, answer: undefined };
     });
   }
@@ -175,10 +261,14 @@ export class ZooStore implements IdempotencyStore {
     return this.#call('renew', key, (record, now) => {
       const holder = record?.state === 'in_progress' && record.token === token;
       if (!holder && live(record, now)) return { answer: 'lost' as const };
+      const keepsOther =
+        !holder &&
+        record?.state === 'in_progress' &&
+        this.#flaw === "renew over another attempt's ended lease keeps that attempt's token";
       return {
         write: {
           state: 'in_progress',
-          token,
+          token: keepsOther ? record.token : token,
           expiresAt: now + lease,
           claimedAt: holder ? record.claimedAt : now,
         },

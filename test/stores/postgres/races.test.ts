@@ -309,6 +309,39 @@ describe('a lease or TTL counts from when the call takes effect, not from before
     }
   });
 
+  /**
+   * Found by checkStore on a loaded machine (issue 45, seed 32617288): a renew answered 'renewed' and a
+   * claim took the event 35.8 ms after the renew began, within its 30 ms lease as the checker had to
+   * place it. The renew had waited on a release's DELETE that was slow to commit: the row it waited for
+   * was gone, so it took the INSERT path, whose expiry was read as its VALUES row was built, before
+   * the wait. Here the release is held open 600 ms, as load stretches a commit.
+   */
+  for (const call of ['claim', 'renew', 'complete'] as const) {
+    test(`a ${call} queued behind an open release records its whole ${call === 'complete' ? 'TTL' : 'lease'}`, async () => {
+      const store = new PostgresStore({ pool, table });
+      const id = freshId(`released-${call}`);
+      const owner = token();
+      expect(await store.claim(id, owner, 60_000)).toBe('claimed');
+      const release = await openTransaction();
+      try {
+        await release.store.release(id, owner);
+        const queued = store[call](id, token(), 500);
+        await release.blocking(1);
+        await sleep(600);
+        await release.commit();
+        expect(await queued).toBe(
+          call === 'claim' ? 'claimed' : call === 'complete' ? 'completed' : 'renewed',
+        );
+        // It took effect a moment ago, for 500 ms: the event is still in progress, or completed.
+        expect(await store.claim(id, token(), 60_000)).toBe(
+          call === 'complete' ? 'completed' : 'in_progress',
+        );
+      } finally {
+        await release.rollback();
+      }
+    });
+  }
+
   for (const call of ['complete', 'renew'] as const) {
     test(`a stranger's ${call} queued behind an open write of an ended lease records its whole ${call === 'complete' ? 'TTL' : 'lease'}`, async () => {
       const store = new PostgresStore({ pool, table });
