@@ -43,11 +43,21 @@ test('on the real clock, checkStore catches every broken store within a minute a
   expectCaught(flaws, broken, 60_000);
 }, 90_000);
 
-test('on the real clock, the hashed-key stores and the three subtle bugs are caught within a minute each', async () => {
-  const reports = await Promise.all(
-    LATER_FLAWS.map((flaw) =>
-      checkStore({ createStore: ({ fault }) => new ZooStore({ flaw, fault }), seed, shrinkTimeMs: 3_000 }),
-    ),
-  );
-  expectCaught(LATER_FLAWS, reports, 60_000);
-}, 90_000);
+// Two groups rather than seven checks at once: the minute is what a check on a busy machine gets, and
+// seven at once on two cores left each a seventh of the machine (one run found a subtle bug at 60 s).
+// The same CPU in all; each group's checks still share the machine as the first test's do.
+test.each([
+  ['the stores keyed by a 32-bit hash', Object.keys(HASHED_KEYS) as ZooFlaw[]],
+  ['the three subtle bugs', [...SUBTLE_FLAWS]],
+])(
+  'on the real clock, %s are caught within a minute each',
+  async (_name, flaws) => {
+    const reports = await Promise.all(
+      flaws.map((flaw) =>
+        checkStore({ createStore: ({ fault }) => new ZooStore({ flaw, fault }), seed, shrinkTimeMs: 3_000 }),
+      ),
+    );
+    expectCaught(flaws, reports, 60_000);
+  },
+  90_000,
+);
