@@ -1,5 +1,6 @@
 import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
+import { now } from './clock.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
@@ -186,7 +187,7 @@ class WebhookReceiver implements Webhooks {
     const replayId = checkReplayId(options.replayId);
     const failed = await this.#verifier.ready();
     if (failed) throw failed;
-    const started = this.#observers.logger ? performance.now() : 0;
+    const started = this.#observers.logger ? now() : 0;
     const traceparent = typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
     const attempt = options.attempt ?? 1;
     const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
@@ -233,7 +234,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   #handle(input: HandleInput): Eventual<WebhookResponse> {
-    const started = this.#observers.logger ? performance.now() : 0;
+    const started = this.#observers.logger ? now() : 0;
     const telemetry = this.#telemetry?.startDelivery();
     return telemetry
       ? telemetry.within(() => this.#receive(input, started, telemetry))

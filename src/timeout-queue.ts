@@ -1,3 +1,5 @@
+import { now } from './clock.js';
+
 /** One pending timeout of a {@link TimeoutQueue}. */
 export interface PendingTimeout {
   /** @internal */ deadline: number;
@@ -34,11 +36,11 @@ export class TimeoutQueue {
 
   /**
    * Call `onTimeout` once `ms` (by default the queue's duration) has passed since `startedAt` (a
-   * `performance.now()` reading). `onTimeout` must not throw: it runs from the shared timer. A shorter
+   * reading of the core's clock, `now()`). `onTimeout` must not throw: it runs from the shared timer. A shorter
    * `ms` than the queue's (a Lambda with little time left) is placed by walking back from the tail,
    * which is cheap where such calls are rare or alone, as on Lambda.
    */
-  add(onTimeout: () => void, startedAt = performance.now(), ms = this.#ms): PendingTimeout {
+  add(onTimeout: () => void, startedAt = now(), ms = this.#ms): PendingTimeout {
     const entry: PendingTimeout = {
       deadline: startedAt + ms,
       onTimeout,
@@ -82,14 +84,14 @@ export class TimeoutQueue {
   #arm(deadline: number): void {
     if (this.#armedFor !== Number.POSITIVE_INFINITY) clearTimeout(this.#timer);
     this.#armedFor = deadline;
-    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now())));
+    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - now())));
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
   readonly #fire = (): void => {
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const now = performance.now();
-    while (this.#head !== undefined && this.#head.deadline <= now) {
+    const time = now();
+    while (this.#head !== undefined && this.#head.deadline <= time) {
       const entry = this.#head;
       const onTimeout = entry.onTimeout!;
       this.#unlink(entry);
