@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { now } from '../../src/clock.js';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
 import { sleep } from '../support/sleep.js';
@@ -63,5 +63,26 @@ describe('TimeoutQueue', () => {
     const after = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     expect(after).toBe(before);
     for (const entry of entries) expect(queue.cancel(entry)).toBe(true);
+  });
+
+  test('a timeout cancelled by the reaction of a settled promise never arms a timer', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    // Past every microtask, without a timer of its own.
+    const afterMicrotasks = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      const queue = new TimeoutQueue(10_000);
+      // How withDeadline and runHandlersWithin use the queue: add, then wait on the work's promise.
+      const settledAtOnce = queue.add(() => {});
+      await Promise.resolve('done').then(() => queue.cancel(settledAtOnce));
+      await afterMicrotasks();
+      expect(setTimer).not.toHaveBeenCalled();
+      // The control: a timeout still pending after the microtasks gets the timer.
+      const pending = queue.add(() => {});
+      await afterMicrotasks();
+      expect(setTimer).toHaveBeenCalledTimes(1);
+      queue.cancel(pending);
+    } finally {
+      setTimer.mockRestore();
+    }
   });
 });
