@@ -60,7 +60,8 @@ export function responseFor(code: Code, message?: string, retryAfterSeconds?: nu
   if (retryAfterSeconds !== undefined)
     return errorResponse(code, message ?? STATUS_TABLE[code].message, String(retryAfterSeconds));
   if (message !== undefined) return errorResponse(code, message, RETRY_AFTER[code]);
-  return (BY_CODE[code] ??= errorResponse(code, STATUS_TABLE[code].message, RETRY_AFTER[code]));
+  BY_CODE[code] ??= errorResponse(code, STATUS_TABLE[code].message, RETRY_AFTER[code]);
+  return BY_CODE[code];
 }
 
 export function isStatusCode(code: string): code is Code {
