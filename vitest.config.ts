@@ -32,6 +32,8 @@ export const PACKAGE_TESTS = [
 ];
 
 export const INTEGRATION_TESTS = [
+  // A Lambda cold start in a fresh node process, on a bundle of the sources.
+  'test/core/first-delivery.test.ts',
   'test/stores/redis/**/*.test.ts',
   'test/stores/postgres/**/*.test.ts',
   // commands.test.ts drives DynamoDBStore with a recording client: unit.

@@ -443,11 +443,23 @@ function coldStartRows(cold: ColdStartResult): Row[] {
   const dynamodb = cold.bundles['ours-dynamodb']!;
   const total = (variant: 'ours-store' | 'ours-dynamodb' | 'octokit') =>
     median(cold.samples[variant]!.map((sample) => sample.totalMs));
-  // The issue's targets: a brought store ≤ 1.5× and ≤ 3× gzip, the default memory store ≤ 1.75× and ≤ 4.25×.
+  // Issue 46's targets: a brought store ≤ 1.3×, the default memory store ≤ 1.6×, each first delivery
+  // ≤ 1.5 ms. The gzip targets (≤ 3× and ≤ 4.25×) are declined; the ratios are still reported.
   const variants = [
-    { variant: 'ours', label: 'default memory store', time: 1.75, gzip: 4.25 },
-    { variant: 'ours-store', label: 'a brought store (service-webhooks/core)', time: 1.5, gzip: 3 },
+    { variant: 'ours', label: 'default memory store', time: 1.6 },
+    { variant: 'ours-store', label: 'a brought store (service-webhooks/core)', time: 1.3 },
   ] as const;
+  const FIRST_DELIVERY_MS = 1.5;
+  const firstDelivery = (variant: 'ours' | 'ours-store' | 'octokit') =>
+    median(cold.samples[variant]!.map((sample) => sample.deliveryMs));
+  const firstDeliveryRow: Row = {
+    measure:
+      'Lambda first delivery alone (fresh node process, after the import), a brought store / the default memory store',
+    value: `${firstDelivery('ours-store').toFixed(1)} ms / ${firstDelivery('ours').toFixed(1)} ms`,
+    target: `≤ ${FIRST_DELIVERY_MS} ms`,
+    met: Math.max(firstDelivery('ours-store'), firstDelivery('ours')) <= FIRST_DELIVERY_MS,
+    context: `octokit ${firstDelivery('octokit').toFixed(1)} ms (mostly its first HMAC, which ours makes at import for the dedup scope); medians of the samples above`,
+  };
   const inContext: Row = {
     measure:
       'Lambda cold start with the DynamoDB store and the AWS SDK loaded from node_modules, as Lambda provides it (no network): import + first delivery',
@@ -456,7 +468,7 @@ function coldStartRows(cold: ColdStartResult): Row[] {
     met: undefined,
     context: `ours alone (a brought store) ${total('ours-store').toFixed(1)} ms, octokit ${total('octokit').toFixed(1)} ms (medians); the SDK's load, client, signing and (de)serialization are the rest; ${describeSamples(cold.samples['ours-dynamodb']!)}`,
   };
-  const rows = variants.flatMap(({ variant, label, time, gzip }) => {
+  const rows = variants.flatMap(({ variant, label, time }) => {
     const ratio = cold.ratios[variant]!;
     const bundle = cold.bundles[variant]!;
     const hasLru = bundle.packageGzip.some((input) => input.name === 'lru-cache');
@@ -471,8 +483,8 @@ function coldStartRows(cold: ColdStartResult): Row[] {
       {
         measure: `Lambda bundle size, ${label}, gzip (esbuild, minified, node20): ours / octokit`,
         value: x(ratio.gzipRatio),
-        target: `≤ ${gzip.toFixed(2)}×`,
-        met: check(ratio.gzipRatio, gzip, false),
+        target: '(declined)',
+        met: undefined,
         context: `ours ${kib(bundle.gzip)} gzip (${kib(bundle.bytes)} minified), octokit ${kib(octokit.gzip)} (${kib(octokit.bytes)}); ${
           variant === 'ours'
             ? `lru-cache is ${kib(lru)} of ours gzipped (without it ${x((bundle.gzip - lru) / octokit.gzip)})`
@@ -481,7 +493,7 @@ function coldStartRows(cold: ColdStartResult): Row[] {
       },
     ];
   });
-  return [...rows, inContext];
+  return [...rows.slice(0, 2), firstDeliveryRow, ...rows.slice(2), inContext];
 }
 
 function bigBodyRows(big: BigBodyResult[]): Row[] {

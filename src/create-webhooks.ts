@@ -1,5 +1,6 @@
 import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
+import { now } from './clock.js';
 import { withDeadline } from './deadline.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
@@ -193,7 +194,7 @@ class WebhookReceiver implements Webhooks {
     if (failed) throw failed;
     // Before anything of the entry is used: the queue is no part of what a worker trusts.
     const sealed = await this.#trust(checked, options.acceptUnsealed === true);
-    const started = this.#observers.logger ? performance.now() : 0;
+    const started = this.#observers.logger ? now() : 0;
     // A trace context from the queue is honoured only when the door's seal vouches for it.
     const traceparent = sealed && typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
     const attempt = checked.attempt ?? options.attempt ?? 1;
@@ -273,7 +274,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   #handle(input: HandleInput): Eventual<WebhookResponse> {
-    const started = this.#observers.logger ? performance.now() : 0;
+    const started = this.#observers.logger ? now() : 0;
     const telemetry = this.#telemetry?.startDelivery();
     return telemetry
       ? telemetry.within(() => this.#receive(input, started, telemetry))

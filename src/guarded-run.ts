@@ -1,4 +1,5 @@
 import { nextClaimToken } from './claim-token.js';
+import { now } from './clock.js';
 import type { Accepted } from './delivery-verifier.js';
 import { EventInProgressError, LeaseLostError, StoreUnavailableError, type WebhookError } from './errors.js';
 import { chain, type Eventual } from './eventual.js';
@@ -66,7 +67,7 @@ export interface WorkerRun {
 /** The lease renewal of work that outlives its answer, or of a worker's run: made when first needed. */
 interface Renewal {
   timeout: PendingTimeout | undefined;
-  /** Until when (`performance.now()`) the lease is renewed at the most. */
+  /** Until when (the core's clock, `now()`) the lease is renewed at the most. */
   until: number;
   /** The work settled: renewals stop. */
   settled: boolean;
@@ -94,7 +95,7 @@ export class Run<A> {
   declare readonly rememberMs: number;
   /** When the receiver got the event (Unix ms): at the door, for a worker's run. */
   declare readonly receivedAt: number;
-  /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
+  /** When the delivery arrived (the core's clock, `now()`), for the log; 0 without a logger. */
   declare readonly started: number;
   /** The handlers of a handler run (none at an inbox's door) and their budget. */
   declare readonly handlers: readonly WebhookHandler<WebhookEvent>[];
@@ -311,7 +312,7 @@ export class ExactlyOnce {
    */
   #renew<A>(renewal: Renewal, run: Run<A>): void {
     if (renewal.settled || renewal.lost || !run.store.renews) return;
-    if (performance.now() > renewal.until) return;
+    if (now() > renewal.until) return;
     run.store.renew(run.key!, run.token, this.#leaseMs).then(
       (result) => {
         if (result === 'renewed') return this.#scheduleRenewal(renewal, run);
@@ -333,7 +334,7 @@ export class ExactlyOnce {
   #renewalOf<A>(run: Run<A>, extraMs: number): Renewal {
     const renewal: Renewal = {
       timeout: undefined,
-      until: performance.now() + extraMs + SENDER_RETRY_SPAN_MS,
+      until: now() + extraMs + SENDER_RETRY_SPAN_MS,
       settled: false,
       lost: false,
     };

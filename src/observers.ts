@@ -1,3 +1,4 @@
+import { now } from './clock.js';
 import { STATUS_TABLE, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
 import { speaksForItself } from './keeps-stderr.js';
@@ -6,7 +7,7 @@ import type { DeliveryOutcome, DeliveryRecord, ErrorListener, WebhookEvent, Webh
 
 /** What the log record of one delivery (or inbox run) is made of. */
 export interface LogContext {
-  /** When the delivery arrived (`performance.now()`), for the log; 0 without a logger. */
+  /** When the delivery arrived (the core's clock, `now()`), for the log; 0 without a logger. */
   readonly started: number;
   readonly event?: WebhookEvent | undefined;
   /** The id as verified (a handler may change `event.id`). */
@@ -96,7 +97,7 @@ export class Observers {
       outcome,
       status: late ? STATUS_TABLE.handler_timeout.status : status,
       code: late ? 'handler_timeout' : code,
-      durationMs: started === 0 ? 0 : Math.round((performance.now() - started) * 1000) / 1000,
+      durationMs: started === 0 ? 0 : Math.round((now() - started) * 1000) / 1000,
       secretIndex: context.secretIndex,
     };
     if (error) {

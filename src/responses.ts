@@ -46,12 +46,11 @@ const RETRY_AFTER: Partial<Record<Code, string>> = {
   inbox_unavailable: RETRY_AFTER_SECONDS,
 };
 
-const BY_CODE = Object.fromEntries(
-  (Object.keys(STATUS_TABLE) as Code[]).map((code) => [
-    code,
-    errorResponse(code, STATUS_TABLE[code].message, RETRY_AFTER[code]),
-  ]),
-) as Record<Code, WebhookResponse>;
+/**
+ * The table's answers, each built on its first use and shared from then on. Not all at load: a
+ * process that answers only 200s (a Lambda's first delivery) would build some twenty it never sends.
+ */
+const BY_CODE: Partial<Record<Code, WebhookResponse>> = {};
 
 /**
  * The answer for an error code of the status table. `message` replaces the table's text only where it
@@ -60,7 +59,9 @@ const BY_CODE = Object.fromEntries(
 export function responseFor(code: Code, message?: string, retryAfterSeconds?: number): WebhookResponse {
   if (retryAfterSeconds !== undefined)
     return errorResponse(code, message ?? STATUS_TABLE[code].message, String(retryAfterSeconds));
-  return message === undefined ? BY_CODE[code] : errorResponse(code, message, RETRY_AFTER[code]);
+  if (message !== undefined) return errorResponse(code, message, RETRY_AFTER[code]);
+  BY_CODE[code] ??= errorResponse(code, STATUS_TABLE[code].message, RETRY_AFTER[code]);
+  return BY_CODE[code];
 }
 
 export function isStatusCode(code: string): code is Code {

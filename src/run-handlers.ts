@@ -1,3 +1,4 @@
+import { now } from './clock.js';
 import { HandlerFailedError, HandlerTimeoutError, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
 import type { TimeoutQueue } from './timeout-queue.js';
@@ -127,7 +128,7 @@ export function runHandlersWithin<C, R>(
   then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
   thenContext: C,
 ): R | Promise<R> {
-  const started = performance.now();
+  const started = now();
   const running = runInOrder(handlers, event, context);
   if (!(running instanceof Promise)) return then(thenContext, running);
   return new Promise<R>((resolve) => {

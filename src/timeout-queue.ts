@@ -1,3 +1,5 @@
+import { now } from './clock.js';
+
 /** One pending timeout of a {@link TimeoutQueue}. */
 export interface PendingTimeout {
   /** @internal */ deadline: number;
@@ -14,6 +16,13 @@ export interface PendingTimeout {
  *
  * The timer is unref'd: a timeout only ever answers a delivery that something else (a server, the
  * Lambda runtime, a pending handler) is already keeping the process alive for.
+ *
+ * The timer is armed two microtasks after the `add` that needs it, not in it. A timer can only fire
+ * from a later macrotask, so a deadline is met the same either way; but the usual caller adds a
+ * timeout and then waits on a promise that has already settled (an async handler or a store that did
+ * not have to wait), whose reaction runs first and cancels it. Those never arm a timer at all: a
+ * process's first Node timer costs about 0.2 ms (the timer lists, async ids), a tenth of a Lambda's
+ * first delivery.
  */
 export class TimeoutQueue {
   readonly #ms: number;
@@ -22,6 +31,8 @@ export class TimeoutQueue {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The deadline the timer is armed for, or Infinity when it is not armed. */
   #armedFor = Number.POSITIVE_INFINITY;
+  /** Whether an arming is scheduled (see the class's comment). */
+  #armingSoon = false;
 
   constructor(ms: number) {
     this.#ms = ms;
@@ -34,11 +45,11 @@ export class TimeoutQueue {
 
   /**
    * Call `onTimeout` once `ms` (by default the queue's duration) has passed since `startedAt` (a
-   * `performance.now()` reading). `onTimeout` must not throw: it runs from the shared timer. A shorter
+   * reading of the core's clock, `now()`). `onTimeout` must not throw: it runs from the shared timer. A shorter
    * `ms` than the queue's (a Lambda with little time left) is placed by walking back from the tail,
    * which is cheap where such calls are rare or alone, as on Lambda.
    */
-  add(onTimeout: () => void, startedAt = performance.now(), ms = this.#ms): PendingTimeout {
+  add(onTimeout: () => void, startedAt = now(), ms = this.#ms): PendingTimeout {
     const entry: PendingTimeout = {
       deadline: startedAt + ms,
       onTimeout,
@@ -49,7 +60,10 @@ export class TimeoutQueue {
     let after = this.#tail;
     while (after !== undefined && after.deadline > entry.deadline) after = after.previous;
     this.#linkAfter(entry, after);
-    if (entry.deadline < this.#armedFor) this.#arm(entry.deadline);
+    if (entry.deadline < this.#armedFor && !this.#armingSoon) {
+      this.#armingSoon = true;
+      queueMicrotask(this.#armSoon);
+    }
     return entry;
   }
 
@@ -82,14 +96,23 @@ export class TimeoutQueue {
   #arm(deadline: number): void {
     if (this.#armedFor !== Number.POSITIVE_INFINITY) clearTimeout(this.#timer);
     this.#armedFor = deadline;
-    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now())));
+    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - now())));
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
+  /** Past the reactions the caller registers right after `add`: those of promises already settled. */
+  readonly #armSoon = (): void => queueMicrotask(this.#armForHead);
+
+  readonly #armForHead = (): void => {
+    this.#armingSoon = false;
+    // The head has the earliest deadline still pending; cancelled entries were unlinked.
+    if (this.#head !== undefined && this.#head.deadline < this.#armedFor) this.#arm(this.#head.deadline);
+  };
+
   readonly #fire = (): void => {
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const now = performance.now();
-    while (this.#head !== undefined && this.#head.deadline <= now) {
+    const time = now();
+    while (this.#head !== undefined && this.#head.deadline <= time) {
       const entry = this.#head;
       const onTimeout = entry.onTimeout!;
       this.#unlink(entry);

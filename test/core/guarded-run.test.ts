@@ -58,7 +58,8 @@ function anEvent(id?: string): WebhookEvent {
 }
 
 function fakeTimers() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+  // hrtime: the core's clock (src/clock.ts).
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'hrtime', 'Date'] });
 }
 
 /** A store of plain promises over a MemoryStore; each method may be replaced per test. */

@@ -1,4 +1,5 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
+import { now } from '../../src/clock.js';
 import { TimeoutQueue } from '../../src/timeout-queue.js';
 import { sleep } from '../support/sleep.js';
 
@@ -35,7 +36,7 @@ describe('TimeoutQueue', () => {
     const queue = new TimeoutQueue(200);
     const fired: string[] = [];
     queue.add(() => fired.push('default'));
-    queue.add(() => fired.push('short'), performance.now(), 20);
+    queue.add(() => fired.push('short'), now(), 20);
     await sleep(60);
     expect(fired).toEqual(['short']);
     await sleep(200);
@@ -45,9 +46,10 @@ describe('TimeoutQueue', () => {
   test('a start in the past counts against the duration', async () => {
     const queue = new TimeoutQueue(50);
     let firedAfter = -1;
-    const added = performance.now();
+    // Starts are readings of the core's clock, as the receiver passes them.
+    const added = now();
     queue.add(() => {
-      firedAfter = performance.now() - added;
+      firedAfter = now() - added;
     }, added - 40);
     await sleep(100);
     expect(firedAfter).toBeGreaterThanOrEqual(9);
@@ -61,5 +63,26 @@ describe('TimeoutQueue', () => {
     const after = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     expect(after).toBe(before);
     for (const entry of entries) expect(queue.cancel(entry)).toBe(true);
+  });
+
+  test('a timeout cancelled by the reaction of a settled promise never arms a timer', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    // Past every microtask, without a timer of its own.
+    const afterMicrotasks = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      const queue = new TimeoutQueue(10_000);
+      // How withDeadline and runHandlersWithin use the queue: add, then wait on the work's promise.
+      const settledAtOnce = queue.add(() => {});
+      await Promise.resolve('done').then(() => queue.cancel(settledAtOnce));
+      await afterMicrotasks();
+      expect(setTimer).not.toHaveBeenCalled();
+      // The control: a timeout still pending after the microtasks gets the timer.
+      const pending = queue.add(() => {});
+      await afterMicrotasks();
+      expect(setTimer).toHaveBeenCalledTimes(1);
+      queue.cancel(pending);
+    } finally {
+      setTimer.mockRestore();
+    }
   });
 });
