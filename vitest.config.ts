@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
@@ -91,6 +92,34 @@ const LINE_INDEPENDENT_TESTS = [
   'test/docs/**/*.test.ts',
 ];
 const skipLineIndependent = process.env.SKIP_LINE_INDEPENDENT === '1' ? LINE_INDEPENDENT_TESTS : [];
+/**
+ * The integration files the other Node lines run (`SKIP_LINE_INDEPENDENT=1`): those whose subject is
+ * what a Node line changes under a driver, namely sockets that drop or hang, processes started and killed,
+ * timers around an outage, modules loaded on first use, and AsyncLocalStorage carrying a trace. Every
+ * other integration file checks a store's or an engine's semantics on its real server (races,
+ * duplicates, retries, dead letters, seals, the CLI and dashboard over an admin). The driver carries
+ * those whatever Node runs it, so they run once, on the oldest line, with the rest of the tiers.
+ */
+const NODE_LINE_INTEGRATION_TESTS = [
+  'test/core/first-delivery.test.ts',
+  'test/stores/redis/faults.test.ts',
+  'test/stores/redis/cluster-faults.test.ts',
+  'test/stores/redis/multi-process.test.ts',
+  'test/stores/redis/lambda-cold-start.test.ts',
+  'test/stores/postgres/pool-errors.test.ts',
+  'test/stores/dynamodb/faults.test.ts',
+  'test/stores/dynamodb/multi-process.test.ts',
+  'test/inbox/door-outage.test.ts',
+  'test/inbox/worker-lifecycle.test.ts',
+  'test/inbox/telemetry.test.ts',
+  'test/pg-boss/inbox.test.ts',
+  'test/sqs/door.test.ts',
+  'test/sqs/worker.test.ts',
+];
+// Named file by file, so a renamed file fails here rather than silently leaving the other lines.
+for (const file of NODE_LINE_INTEGRATION_TESTS)
+  if (!existsSync(new URL(file, import.meta.url)))
+    throw new Error(`vitest.config.ts: ${file} does not exist.`);
 
 export default defineConfig({
   resolve: { alias: packageAliases },
@@ -118,7 +147,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: INTEGRATION_TESTS,
+          include:
+            process.env.SKIP_LINE_INDEPENDENT === '1' ? NODE_LINE_INTEGRATION_TESTS : INTEGRATION_TESTS,
           exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...skipLineIndependent],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
