@@ -22,6 +22,9 @@ const toFailed = (cause: unknown): HandlerOutcome => ({
   error: new HandlerFailedError(cause),
 });
 
+/** A context's abort reason before any: a value no caller can pass. */
+const NOT_ABORTED: unique symbol = Symbol('not aborted');
+
 /**
  * The handler context. Its AbortController is built only when a handler reads `signal`, which most
  * never do: creating one costs more than the rest of the dispatch together (EventTarget set-up and
@@ -30,12 +33,12 @@ const toFailed = (cause: unknown): HandlerOutcome => ({
  * controller itself), so it is read, destructured and passed on as before, but not copied by a spread.
  */
 export class DeliveryContext implements HandlerContext {
-  readonly secretIndex: number;
-  readonly attempt: number;
-  readonly receivedAt: number;
+  declare readonly secretIndex: number;
+  declare readonly attempt: number;
+  declare readonly receivedAt: number;
   #controller: AbortController | undefined;
-  #aborted = false;
-  #reason: unknown;
+  /** Why the handlers were aborted, or {@link NOT_ABORTED}: one field for both, as one is made per delivery. */
+  #reason: unknown = NOT_ABORTED;
 
   constructor(secretIndex: number, attempt: number, receivedAt: number) {
     this.secretIndex = secretIndex;
@@ -46,13 +49,12 @@ export class DeliveryContext implements HandlerContext {
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
+      if (this.#reason !== NOT_ABORTED) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
   }
 
   abort(reason: unknown): void {
-    this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
   }
