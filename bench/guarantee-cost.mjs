@@ -13,7 +13,6 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { steadyStateHarness } from './steady-state-harness.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HARNESS = resolve(ROOT, '..', 'shared', 'bench', 'core-cost.mjs');
@@ -93,16 +92,10 @@ function variantDir(index, replacements) {
   return dir;
 }
 
-/** Not a guarantee: the harness itself, each receiver kept alive (see steady-state-harness.mjs). */
-const STEADY_STATE = 'the harness, each receiver kept alive (as a server keeps its one receiver)';
-
 const rows = [];
-for (const [index, [name, replacements, harness = HARNESS]] of [
-  ...VARIANTS,
-  [STEADY_STATE, [], 'steady'],
-].entries()) {
+for (const [index, [name, replacements]] of VARIANTS.entries()) {
   const dir = variantDir(index, replacements);
-  const script = harness === 'steady' ? steadyStateHarness(HARNESS) : harness;
+  const script = HARNESS;
   // The harness exits 1 when its target is missed, which every variant here may do: read its line.
   const run = spawnSync(process.execPath, [script], {
     cwd: dir,

@@ -2,8 +2,12 @@
  * Section 1c: what one delivery through the core costs a server, measured the way a server pays it.
  *
  * Section 1 times a tight loop over one reused pool by wall clock; that flatters whatever keeps hot
- * caches and leaves its garbage for later. Here every segment gets fresh fixtures (new ids, new bodies,
- * a new receiver), so nothing the previous segment left warm is reused; the cost is the process's CPU
+ * caches and leaves its garbage for later. Here every segment gets fresh fixtures (new ids, new bodies)
+ * and starts from a collected heap; each variant keeps one receiver for the whole run, as a server keeps
+ * its receiver, and warms it untimed after the collection (which drops optimized code whose hidden
+ * classes died with the garbage), as the shared harness does (../shared/bench/core-cost.mjs: a fresh
+ * receiver per segment measured V8 compiling the delivery path again inside every timed segment, not
+ * what a server pays). The cost is the process's CPU
  * time (`process.cpuUsage`: every thread of the process, so the GC's helper threads count); and the
  * loop yields to the event loop every {@link TURN_EVERY} deliveries, as a server does between network
  * reads, so promises, timers and the garbage they leave are paid inside the segment that made them.
@@ -64,8 +68,13 @@ function fixtures(shape: Shape, count: number): Fixture[] {
   return list;
 }
 
-/** A receiver under test: built fresh per segment, answers one delivery with its status. */
+/** A receiver under test: built once per run (see {@link segment}), answers one delivery with its status. */
 export type Variant = () => (fixture: Fixture) => number | Promise<number>;
+
+/** Each variant's one receiver for the whole run. */
+const receivers = new WeakMap<Variant, (fixture: Fixture) => number | Promise<number>>();
+/** Untimed deliveries per segment after its collection, back to the steady state. */
+const WARM_DELIVERIES = QUICK ? 200 : 3_000;
 
 function libraryVariant(library: Library): Variant {
   return () => {
@@ -86,13 +95,21 @@ function floorVariant(): Variant {
 /** Where a segment's deliveries come from: one of the shapes above, or a maker of fixtures. */
 export type FixtureSource = Shape | ((count: number) => Fixture[]);
 
-/** CPU microseconds per delivery of one segment, the receiver and its fixtures made fresh for it. */
+/** CPU microseconds per delivery of one segment: fresh fixtures through the variant's one receiver. */
 export async function segment(variant: Variant, source: FixtureSource): Promise<number> {
-  const list =
-    typeof source === 'function' ? source(DELIVERIES_PER_SEGMENT) : fixtures(source, DELIVERIES_PER_SEGMENT);
-  const run = variant();
+  const make = (count: number) => (typeof source === 'function' ? source(count) : fixtures(source, count));
+  let warm: Fixture[] | undefined = make(WARM_DELIVERIES);
+  const list = make(DELIVERIES_PER_SEGMENT);
+  let run = receivers.get(variant);
+  if (run === undefined) {
+    run = variant();
+    receivers.set(variant, run);
+  }
   // The previous segment's garbage is collected before the clock starts, not billed to this one.
   globalThis.gc?.();
+  await turn();
+  for (const fixture of warm) await run(fixture);
+  warm = undefined;
   await turn();
   const before = process.cpuUsage();
   for (let i = 0; i < list.length; i++) {

@@ -87,14 +87,13 @@ export class Run<A> {
   // plain assignments build it faster than class field initializers do.
   declare readonly kind: RunKind<A>;
   declare readonly store: ScopedStore;
-  declare readonly event: WebhookEvent;
+  /**
+   * What verification accepted, kept whole rather than copied field by field: a run is made per
+   * delivery, and the copies were four more fields and a heap number (`receivedAt`) per run.
+   */
+  declare readonly accepted: Accepted;
   /** The key the claim is made under: the id as verified, whatever a handler does to `event`. */
   declare readonly eventId: string;
-  declare readonly secretIndex: number;
-  /** How long the id is remembered once handled. */
-  declare readonly rememberMs: number;
-  /** When the receiver got the event (Unix ms): at the door, for a worker's run. */
-  declare readonly receivedAt: number;
   /** When the delivery arrived (the core's clock, `now()`), for the log; 0 without a logger. */
   declare readonly started: number;
   /** The handlers of a handler run (none at an inbox's door) and their budget. */
@@ -125,11 +124,8 @@ export class Run<A> {
   ) {
     this.kind = kind;
     this.store = store;
-    this.event = accepted.event;
+    this.accepted = accepted;
     this.eventId = accepted.eventId ?? accepted.event.id;
-    this.secretIndex = accepted.secretIndex;
-    this.rememberMs = accepted.rememberMs;
-    this.receivedAt = accepted.receivedAt;
     this.started = started;
     this.handlers = handlers;
     this.timeoutMs = timeoutMs;
@@ -140,6 +136,24 @@ export class Run<A> {
     this.renewal = undefined;
     this.late = false;
     this.telemetry = telemetry;
+  }
+
+  get event(): WebhookEvent {
+    return this.accepted.event;
+  }
+
+  get secretIndex(): number {
+    return this.accepted.secretIndex;
+  }
+
+  /** How long the id is remembered once handled. */
+  get rememberMs(): number {
+    return this.accepted.rememberMs;
+  }
+
+  /** When the receiver got the event (Unix ms): at the door, for a worker's run. */
+  get receivedAt(): number {
+    return this.accepted.receivedAt;
   }
 }
 

@@ -1,7 +1,7 @@
 import { now } from './clock.js';
 import { HandlerFailedError, HandlerTimeoutError, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
-import type { TimeoutQueue } from './timeout-queue.js';
+import type { PendingTimeout, TimeoutQueue } from './timeout-queue.js';
 import type { HandlerContext, WebhookEvent, WebhookHandler } from './types.js';
 
 /**
@@ -23,6 +23,9 @@ const toFailed = (cause: unknown): HandlerOutcome => ({
   error: new HandlerFailedError(cause),
 });
 
+/** A context's abort reason before any: a value no caller can pass. */
+const NOT_ABORTED: unique symbol = Symbol('not aborted');
+
 /**
  * The handler context. Its AbortController is built only when a handler reads `signal`, which most
  * never do: creating one costs more than the rest of the dispatch together (EventTarget set-up and
@@ -31,12 +34,12 @@ const toFailed = (cause: unknown): HandlerOutcome => ({
  * controller itself), so it is read, destructured and passed on as before, but not copied by a spread.
  */
 export class DeliveryContext implements HandlerContext {
-  readonly secretIndex: number;
-  readonly attempt: number;
-  readonly receivedAt: number;
+  declare readonly secretIndex: number;
+  declare readonly attempt: number;
+  declare readonly receivedAt: number;
   #controller: AbortController | undefined;
-  #aborted = false;
-  #reason: unknown;
+  /** Why the handlers were aborted, or {@link NOT_ABORTED}: one field for both, as one is made per delivery. */
+  #reason: unknown = NOT_ABORTED;
 
   constructor(secretIndex: number, attempt: number, receivedAt: number) {
     this.secretIndex = secretIndex;
@@ -47,13 +50,12 @@ export class DeliveryContext implements HandlerContext {
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
+      if (this.#reason !== NOT_ABORTED) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
   }
 
   abort(reason: unknown): void {
-    this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
   }
@@ -131,47 +133,96 @@ export function runHandlersWithin<C, R>(
   const started = now();
   const running = runInOrder(handlers, event, context);
   if (!(running instanceof Promise)) return then(thenContext, running);
-  return new Promise<R>((resolve) => {
-    // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
-    const timeout = timeouts.add(
-      () => {
-        const error = new HandlerTimeoutError(timeoutMs);
-        context.abort(error);
-        settleWith(resolve, then, thenContext, {
-          kind: 'timed_out',
-          error,
-          rest: running.then(toSucceeded, toFailed),
-        });
-      },
-      started,
-      timeoutMs,
-    );
-    running.then(
-      () => {
-        if (timeouts.cancel(timeout)) settleWith(resolve, then, thenContext, SUCCEEDED);
-      },
-      (cause: unknown) => {
-        if (timeouts.cancel(timeout)) settleWith(resolve, then, thenContext, toFailed(cause));
-      },
-    );
-  });
+  const answer = new Promise<R>(handOver);
+  const pending = new PendingHandlers<C, R>(
+    handedOver as (value: R | Promise<R>) => void,
+    then,
+    thenContext,
+    running,
+    context,
+    timeoutMs,
+  );
+  handedOver = undefined;
+  // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
+  timeouts.schedule(pending, started, timeoutMs);
+  running.then(
+    () => {
+      if (timeouts.cancel(pending)) pending.settle(SUCCEEDED);
+    },
+    (cause: unknown) => {
+      if (timeouts.cancel(pending)) pending.settle(toFailed(cause));
+    },
+  );
+  return answer;
 }
 
 /**
- * Resolve with what `then` makes of the outcome. It runs inside a promise reaction: were it to throw
- * (a bug), the reaction's own promise would reject unobserved and the delivery's never settle,
- * leaving the sender without an answer. A throw becomes the delivery's rejection instead, which the
- * receiver answers 500 internal_error. A plain function, not a closure: it runs once per delivery.
+ * The `resolve` of the promise being made, handed over by {@link handOver}: the Promise constructor
+ * calls its executor synchronously, so a function shared by every delivery can hand it over where a
+ * closure made per delivery would capture it.
  */
-function settleWith<C, R>(
-  resolve: (value: R | Promise<R>) => void,
-  then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
-  thenContext: C,
-  outcome: HandlerOutcome,
-): void {
-  try {
-    resolve(then(thenContext, outcome));
-  } catch (error) {
-    resolve(Promise.reject(error));
+let handedOver: ((value: never) => void) | undefined;
+const handOver = (resolve: (value: never) => void): void => {
+  handedOver = resolve;
+};
+
+/**
+ * Handlers still running after their synchronous part: what their timeout and their end need, in one
+ * object that is also their entry in the timeout queue. A closure for the timeout, its queue entry and
+ * the promise executor's closure were three objects per delivery more.
+ */
+class PendingHandlers<C, R> implements PendingTimeout {
+  declare deadline: number;
+  declare onTimeout: ((entry: PendingTimeout) => void) | undefined;
+  declare previous: PendingTimeout | undefined;
+  declare next: PendingTimeout | undefined;
+  declare readonly resolve: (value: R | Promise<R>) => void;
+  declare readonly onOutcome: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>;
+  declare readonly outcomeContext: C;
+  declare readonly running: Promise<unknown>;
+  declare readonly context: DeliveryContext;
+  declare readonly timeoutMs: number;
+
+  // Plain assignments in one fixed order, as `Run`'s: made per delivery.
+  constructor(
+    resolve: (value: R | Promise<R>) => void,
+    then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
+    thenContext: C,
+    running: Promise<unknown>,
+    context: DeliveryContext,
+    timeoutMs: number,
+  ) {
+    this.deadline = 0;
+    this.onTimeout = timedOut;
+    this.previous = undefined;
+    this.next = undefined;
+    this.resolve = resolve;
+    this.onOutcome = then;
+    this.outcomeContext = thenContext;
+    this.running = running;
+    this.context = context;
+    this.timeoutMs = timeoutMs;
   }
+
+  /**
+   * Resolve with what `onOutcome` makes of the outcome. It runs inside a promise reaction or the timer:
+   * were it to throw (a bug), the delivery's promise would never settle, leaving the sender without an
+   * answer. A throw becomes the delivery's rejection instead, which the receiver answers 500
+   * internal_error.
+   */
+  settle(outcome: HandlerOutcome): void {
+    try {
+      this.resolve(this.onOutcome(this.outcomeContext, outcome));
+    } catch (error) {
+      this.resolve(Promise.reject(error));
+    }
+  }
+}
+
+/** The timeout of every pending run: one function, given the run's entry. */
+function timedOut(entry: PendingTimeout): void {
+  const pending = entry as PendingHandlers<unknown, unknown>;
+  const error = new HandlerTimeoutError(pending.timeoutMs);
+  pending.context.abort(error);
+  pending.settle({ kind: 'timed_out', error, rest: pending.running.then(toSucceeded, toFailed) });
 }

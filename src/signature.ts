@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { HmacSha256, SCRATCH_BODY_BYTES } from './hmac-sha256.js';
 import { nodeCrypto } from './node-builtins.js';
 import { toBytes } from './raw-body.js';
 import { secretList } from './secrets.js';
@@ -119,14 +120,20 @@ export function createVerifier(secrets: readonly string[]): Verifier {
 class NodeVerifier implements Verifier {
   readonly #secrets: readonly string[];
   readonly #crypto: NonNullable<typeof nodeCrypto>;
-  // Key objects save converting the secret on every delivery, but the first one made in a process costs
-  // more than that conversion (node:crypto's key code loads): a cold start's first delivery, and a
-  // one-shot verifySignature, key their HMACs with the secret strings (the same keys, as UTF-8), and
-  // the key objects are made at the second verification.
+  /**
+   * The secrets' padded key blocks for the one-shot path (bodies of bytes up to `SCRATCH_BODY_BYTES`),
+   * made at the first such body; `null` where node:crypto has no one-shot `hash`.
+   */
+  #oneShot: readonly HmacSha256[] | null | undefined;
+  // Key objects save converting the secret on every `createHmac` (strings and bodies past the scratch),
+  // but the first one made in a process costs more than that conversion (node:crypto's key code loads):
+  // a cold start's first such delivery, and a one-shot verifySignature, key their HMACs with the secret
+  // strings (the same keys, as UTF-8), and the key objects are made at the second.
   #keys: readonly KeyObject[] | undefined;
   #verified = 0;
-  // Reused by every call: this verifier decodes, compares and is done within one synchronous call.
+  // Reused by every call: this verifier decodes, computes, compares and is done within one synchronous call.
   readonly #digestBytes = new Uint8Array(32);
+  readonly #macBytes = new Uint8Array(32);
 
   constructor(secrets: readonly string[], crypto: NonNullable<typeof nodeCrypto>) {
     this.#crypto = crypto;
@@ -138,21 +145,42 @@ class NodeVerifier implements Verifier {
     const expected = parseSignatureHeader(header, this.#digestBytes);
     if (!expected) return INVALID;
     const crypto = this.#crypto;
+    const bytes = typeof body === 'string' ? undefined : toBytes(body);
+    const oneShot =
+      bytes !== undefined && bytes.byteLength <= SCRATCH_BODY_BYTES ? this.#oneShotKeys() : undefined;
+    const using = oneShot ? undefined : this.#hmacKeys();
+    // Every secret is tried, so the time taken does not reveal which one matched.
+    let found = -1;
+    for (let i = 0; i < this.#secrets.length; i++) {
+      let digest: Uint8Array;
+      if (oneShot) {
+        oneShot[i]!.digestInto(bytes!, this.#macBytes);
+        digest = this.#macBytes;
+      } else {
+        const hmac = crypto.createHmac('sha256', using![i]!);
+        digest = (bytes === undefined ? hmac.update(body as string, 'utf8') : hmac.update(bytes)).digest();
+      }
+      if (crypto.timingSafeEqual(digest, expected) && found < 0) found = i;
+    }
+    return found < 0 ? INVALID : matched(found);
+  }
+
+  #oneShotKeys(): readonly HmacSha256[] | undefined {
+    if (this.#oneShot === undefined) {
+      const crypto = this.#crypto;
+      const keys = this.#secrets.map((secret) => HmacSha256.prepare(crypto, toBytes(secret)));
+      this.#oneShot = keys.every((key) => key !== undefined) ? keys : null;
+    }
+    return this.#oneShot ?? undefined;
+  }
+
+  #hmacKeys(): readonly (KeyObject | string)[] {
+    const crypto = this.#crypto;
     this.#keys ??=
       this.#verified++ === 0
         ? undefined
         : this.#secrets.map((secret) => crypto.createSecretKey(secret, 'utf8'));
-    const using = this.#keys ?? this.#secrets;
-    // Every secret is tried, so the time taken does not reveal which one matched.
-    let found = -1;
-    for (let i = 0; i < using.length; i++) {
-      const hmac = crypto.createHmac('sha256', using[i]!);
-      const digest = (
-        typeof body === 'string' ? hmac.update(body, 'utf8') : hmac.update(toBytes(body))
-      ).digest();
-      if (crypto.timingSafeEqual(digest, expected) && found < 0) found = i;
-    }
-    return found < 0 ? INVALID : matched(found);
+    return this.#keys ?? this.#secrets;
   }
 }
 

@@ -1,9 +1,13 @@
 import { now } from './clock.js';
 
-/** One pending timeout of a {@link TimeoutQueue}. */
+/**
+ * One pending timeout of a {@link TimeoutQueue}: made by `add`, or by the caller and given to `schedule`
+ * (an object the caller makes per delivery anyway can be the entry, and spare one).
+ */
 export interface PendingTimeout {
   /** @internal */ deadline: number;
-  /** @internal */ onTimeout: (() => void) | undefined;
+  /** @internal Given the entry, so that a function shared by every entry can find its state. */
+  onTimeout: ((entry: PendingTimeout) => void) | undefined;
   /** @internal */ previous: PendingTimeout | undefined;
   /** @internal */ next: PendingTimeout | undefined;
 }
@@ -56,6 +60,20 @@ export class TimeoutQueue {
       previous: undefined,
       next: undefined,
     };
+    this.#insert(entry);
+    return entry;
+  }
+
+  /**
+   * {@link add} with an entry the caller made: its `onTimeout(entry)` is called once `ms` has passed
+   * since `startedAt`. The entry must not be in a queue already.
+   */
+  schedule(entry: PendingTimeout, startedAt: number, ms = this.#ms): void {
+    entry.deadline = startedAt + ms;
+    this.#insert(entry);
+  }
+
+  #insert(entry: PendingTimeout): void {
     // Almost always an append; a caller whose start predates the tail's is placed by walking back.
     let after = this.#tail;
     while (after !== undefined && after.deadline > entry.deadline) after = after.previous;
@@ -64,7 +82,6 @@ export class TimeoutQueue {
       this.#armingSoon = true;
       queueMicrotask(this.#armSoon);
     }
-    return entry;
   }
 
   /** Cancel a pending timeout. Answers false when it already fired (or was cancelled). */
@@ -116,7 +133,7 @@ export class TimeoutQueue {
       const entry = this.#head;
       const onTimeout = entry.onTimeout!;
       this.#unlink(entry);
-      onTimeout();
+      onTimeout(entry);
     }
     // Cancelled entries were unlinked, so the head is the next live deadline.
     if (this.#head !== undefined) this.#arm(this.#head.deadline);

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import {
   ConfigurationError,
@@ -113,6 +114,62 @@ describe('signatures', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  test("the receiver's HMAC equals createHmac for keys past one block and bodies on both sides of its scratch", () => {
+    // Bodies of bytes up to 16 KiB are hashed as two one-shot SHA-256 digests with prepared key blocks
+    // (src/hmac-sha256.ts); longer ones and strings through createHmac. Both must be HMAC-SHA256 itself.
+    const reference = (body: Uint8Array | string, secret: string) =>
+      `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }),
+          fc.integer({ min: 16 * 1024 - 2, max: 16 * 1024 + 2 }).map((length) => randomBytes(length)),
+        ),
+        // Up to 200 characters, some of them multibyte: keys shorter than, equal to and past 64 bytes.
+        fc.string({ minLength: 1, maxLength: 200, unit: 'binary' }).filter((value) => value.trim() !== ''),
+        (body, secret) => {
+          const header = reference(body, secret);
+          const copy = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
+          expect(verifySignature(body, header, secret)).toEqual({ ok: true, secretIndex: 0 });
+          expect(verifySignature(copy, header, secret)).toEqual({ ok: true, secretIndex: 0 });
+          expect(verifySignature(Buffer.from(body), header, ['other', secret])).toEqual({
+            ok: true,
+            secretIndex: 1,
+          });
+          expect(verifySignature(body, reference(body, `${secret}x`), secret).ok).toBe(false);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  test('a receiver verifies every delivery alike across many calls, a rotated secret and sizes past its scratch', async () => {
+    const secrets = ['whsec_new', 'k'.repeat(100)];
+    const webhooks = createWebhooks({ secret: secrets });
+    webhooks.on('user.created', () => {});
+    for (const [index, size] of [0, 300, 2048, 16 * 1024 - 200, 16 * 1024 + 500, 70_000].entries()) {
+      const event = {
+        id: `evt_hmac_${index}`,
+        type: 'user.created',
+        created: Math.floor(Date.now() / 1000),
+        data: { object: 'user', pad: 'x'.repeat(size) },
+        livemode: false,
+      };
+      const body = Buffer.from(JSON.stringify(event));
+      const signedBy = secrets[index % 2]!;
+      const signed = await webhooks.handle({
+        body,
+        headers: { 'x-service-signature': signPayload(body, signedBy) },
+      });
+      expect(signed.status).toBe(200);
+      const forged = await webhooks.handle({
+        body: Buffer.from(JSON.stringify({ ...event, id: `evt_forged_${index}` })),
+        headers: { 'x-service-signature': signPayload(body, signedBy) },
+      });
+      expect(forged.status).toBe(401);
+    }
   });
 
   test.each([
