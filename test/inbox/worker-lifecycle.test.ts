@@ -11,6 +11,7 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { startOpenTelemetry } from '../support/opentelemetry.js';
 import { RedisServer } from '../support/redis-servers.js';
+import { sealed } from '../support/sealed-entry.js';
 import { SECRET, uniqueName, waitUntil } from './support.js';
 
 let redis: RedisServer;
@@ -95,7 +96,11 @@ test('a job BullMQ fails for stalling (maxStalledCount) is a dead letter as any 
   cleanups.push(() => admin.close());
   await first.queue.add(
     'event',
-    { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 } as never,
+    // Sealed as the door seals: an unsealed job is dead-lettered at once and never stalls.
+    (await sealed(
+      { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      SECRET,
+    )) as never,
     { jobId: 'stalling-job', attempts: 3 },
   );
   await waitUntil('the job to run', async () => (await admin.stats()).active === 1, 10_000);
