@@ -24,7 +24,15 @@ import { inboxStats } from './stats.js';
 
 type InboxJob = Job<InboxJobData, ProcessResult, InboxJobName>;
 
-/** A job handed to the processor, and what the processor is to tell BullMQ. */
+/**
+ * A job handed to the processor, and what the processor is to tell BullMQ.
+ *
+ * @example
+ * ```ts
+ * const end = await core.run(delivery);
+ * if (delivery.thrown) throw delivery.thrown; // DelayedError, a retry, a dead letter
+ * ```
+ */
 export interface BullDelivery extends InboxDelivery {
   readonly job: InboxJob;
   readonly token: string | undefined;
@@ -60,7 +68,14 @@ class LastAttemptFailedError extends UnrecoverableError {
   }
 }
 
-/** What the transport is made with, checked by startInboxWorker(). */
+/**
+ * What the transport is made with, checked by startInboxWorker().
+ *
+ * @example
+ * ```ts
+ * new BullTransport({ ...settings, name: options.name, what: 'startInboxWorker()' }, openClient(url, { maxRetriesPerRequest: null }, WHAT));
+ * ```
+ */
 export interface BullTransportSettings {
   readonly queueName: string;
   readonly prefix: ReturnType<typeof location>['prefix'];
@@ -76,7 +91,16 @@ export interface BullTransportSettings {
   readonly what: string;
 }
 
-/** The BullMQ worker and queue behind {@link startInboxWorker}, as a transport of the shared worker. */
+/**
+ * The BullMQ worker and queue behind `startInboxWorker`, as a transport of the shared worker.
+ *
+ * @example
+ * ```ts
+ * const transport = new BullTransport(settings, opened);
+ * const core = new InboxWorkerCore(webhooks, transport, settings, logger);
+ * transport.attach(core, webhooks);
+ * ```
+ */
 export class BullTransport implements InboxTransport<BullDelivery> {
   readonly name: string;
   readonly redelivery = 'BullMQ runs the event again';

@@ -18,7 +18,14 @@ import type { Schedule } from './backoff.js';
 import { failureFields, inboxLog } from './log.js';
 import type { DeadLetterReason, InboxDelivery, InboxTransport } from './transport.js';
 
-/** What the runner needs, checked by the engine's worker at its start. */
+/**
+ * What the runner needs, checked by the engine's worker at its start.
+ *
+ * @example
+ * ```ts
+ * const settings: RunnerSettings = { attempts: 25, retries: schedule(undefined, WHAT), handlerTimeoutMs: undefined, acceptUnsealedEntries: false };
+ * ```
+ */
 export interface RunnerSettings {
   readonly attempts: number;
   readonly retries: Schedule;
@@ -33,6 +40,12 @@ export interface RunnerSettings {
  * How one run ended, for the caller: `kept` when the delivery stays on the queue as it was and comes
  * back by the engine's own means (a deferral by visibility, a copy not yet due, a settling that failed:
  * what a Lambda handler lists as a batch item failure); `abandoned` when a forced close left it.
+ *
+ * @example
+ * ```ts
+ * const end = await runner.run(delivery);
+ * const comesBack = end.kind === 'deferred' || end.kind === 'not-due' || end.kind === 'unsettled';
+ * ```
  */
 export type RunEnd =
   | { readonly kind: 'done'; readonly result: ProcessResult }

@@ -36,7 +36,14 @@ export interface InboxDelivery {
   readonly recovered?: boolean;
 }
 
-/** Why a delivery is dead-lettered: a poison entry, its last attempt failed, or it crashed too many workers. */
+/**
+ * Why a delivery is dead-lettered: a poison entry, its last attempt failed, or it crashed too many workers.
+ *
+ * @example
+ * ```ts
+ * const reason: DeadLetterReason = failure.reason; // 'poison' | 'last-attempt' | 'crashed'
+ * ```
+ */
 export type DeadLetterReason = 'poison' | 'last-attempt' | 'crashed';
 
 /**
@@ -120,7 +127,16 @@ export interface InboxTransport<D extends InboxDelivery = InboxDelivery> {
   close?(force: boolean, settled: Promise<unknown>): Promise<void>;
 }
 
-/** A dead letter as the worker hands it to the transport. */
+/**
+ * A dead letter as the worker hands it to the transport.
+ *
+ * @example
+ * ```ts
+ * async deadLetter(delivery, failure: DeadLetter) {
+ *   await queue.bury(delivery.id, { reason: failure.reason, lastError: failure.message, stack: failure.stack });
+ * }
+ * ```
+ */
 export interface DeadLetter {
   readonly reason: DeadLetterReason;
   /** The attempt that failed last. */

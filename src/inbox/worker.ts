@@ -19,7 +19,14 @@ import { InboxRunner, type RunEnd, type RunnerSettings } from './runner.js';
 import { Throttle } from './throttle.js';
 import type { InboxDelivery, InboxTransport } from './transport.js';
 
-/** The worker's settings, checked by the engine's start function. */
+/**
+ * The worker's settings, checked by the engine's start function.
+ *
+ * @example
+ * ```ts
+ * const settings: WorkerSettings = { concurrency: 10, attempts: 25, retries: schedule(undefined, WHAT), handlerTimeoutMs: undefined, acceptUnsealedEntries: false, monitor: monitorSettings(WHAT, undefined) };
+ * ```
+ */
 export interface WorkerSettings extends RunnerSettings {
   /** Deliveries run at once. */
   readonly concurrency: number;

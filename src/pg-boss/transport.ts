@@ -18,14 +18,28 @@ import {
 } from './job.js';
 import { pgBossInboxStats } from './stats.js';
 
-/** A fetched job, as the shared worker runs it. */
+/**
+ * A fetched job, as the shared worker runs it: the attempt and crashes from the job's data.
+ *
+ * @example
+ * ```ts
+ * const [delivery] = await transport.receive(1); // delivery.job.id, delivery.attempt, delivery.crashes
+ * ```
+ */
 export interface PgBossDelivery extends InboxDelivery {
   readonly job: PgBossJob;
   readonly data: InboxJobData;
   readonly crashes: number;
 }
 
-/** The queue and how to poll it, checked by startPgBossWorker(). */
+/**
+ * The queue and how to poll it, checked by startPgBossWorker().
+ *
+ * @example
+ * ```ts
+ * new PgBossTransport({ boss, queue: 'service-webhooks-inbox', schema: 'pgboss', pollIntervalMs: 500 });
+ * ```
+ */
 export interface PgBossTransportSettings {
   readonly boss: PgBossLike;
   readonly queue: string;
@@ -33,7 +47,14 @@ export interface PgBossTransportSettings {
   readonly pollIntervalMs: number;
 }
 
-/** The transport behind {@link startPgBossWorker}. */
+/**
+ * The transport behind `startPgBossWorker`.
+ *
+ * @example
+ * ```ts
+ * const core = new InboxWorkerCore(webhooks, new PgBossTransport(settings), settings, logger);
+ * ```
+ */
 export class PgBossTransport implements InboxTransport<PgBossDelivery> {
   readonly name: string;
   readonly redelivery = 'pg-boss will hand the event out again';

@@ -41,13 +41,27 @@ import {
 } from './message.js';
 import { sqsInboxStats } from './stats.js';
 
-/** A received message, as the shared worker runs it. */
+/**
+ * A received message, as the shared worker runs it: the attempt and replay from its attributes.
+ *
+ * @example
+ * ```ts
+ * const delivery = sqsDeliveryOf(received(message)); // delivery.meta.notBefore, delivery.attempt
+ * ```
+ */
 export interface SqsDelivery extends InboxDelivery {
   readonly message: ReceivedMessage;
   readonly meta: MessageMeta;
 }
 
-/** What the transport is made with, checked by the worker or the Lambda handler. */
+/**
+ * What the transport is made with, checked by the worker or the Lambda handler.
+ *
+ * @example
+ * ```ts
+ * new SqsTransport({ client, queueUrl, deadLetterQueueUrl: async () => dlqUrl, deletes: false, warn: (record, message) => logger.warn(record, message) });
+ * ```
+ */
 export interface SqsTransportSettings {
   readonly client: SQSClient;
   readonly queueUrl: string;
@@ -68,7 +82,15 @@ export interface SqsTransportSettings {
   readonly warn: (record: Record<string, unknown>, message: string) => void;
 }
 
-/** The transport behind {@link startSqsWorker} and {@link sqsHandler}. */
+/**
+ * The transport behind `startSqsWorker` and `sqsHandler`.
+ *
+ * @example
+ * ```ts
+ * const runner = new InboxRunner(webhooks, new SqsTransport(settings), runnerSettings, logger);
+ * const end = await runner.run(sqsDeliveryOf(received(message)));
+ * ```
+ */
 export class SqsTransport implements InboxTransport<SqsDelivery> {
   readonly name: string;
   readonly redelivery = 'the message comes back after its visibility timeout';
@@ -243,7 +265,14 @@ export class SqsTransport implements InboxTransport<SqsDelivery> {
   }
 }
 
-/** A received message as the shared worker runs it. */
+/**
+ * A received message as the shared worker runs it.
+ *
+ * @example
+ * ```ts
+ * const delivery = sqsDeliveryOf(receivedOf(record));
+ * ```
+ */
 export function sqsDeliveryOf(message: ReceivedMessage): SqsDelivery {
   const meta = metaOf(message);
   return {
@@ -257,7 +286,14 @@ export function sqsDeliveryOf(message: ReceivedMessage): SqsDelivery {
   };
 }
 
-/** A message from `ReceiveMessage`, as the transport reads it. */
+/**
+ * A message from `ReceiveMessage`, as the transport reads it.
+ *
+ * @example
+ * ```ts
+ * const messages = (answer.Messages ?? []).map(received);
+ * ```
+ */
 export function received(message: Message): ReceivedMessage {
   const attributes: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {}))
@@ -274,7 +310,14 @@ export function received(message: Message): ReceivedMessage {
   };
 }
 
-/** The queue's name, for logs: the last part of its URL. */
+/**
+ * The queue's name, for logs: the last part of its URL.
+ *
+ * @example
+ * ```ts
+ * queueNameOf('https://sqs.eu-west-1.amazonaws.com/123456789012/inbox'); // 'inbox'
+ * ```
+ */
 export function queueNameOf(queueUrl: string): string {
   return queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
 }
