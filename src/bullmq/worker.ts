@@ -4,47 +4,29 @@
  * attempt.
  */
 
-import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Cluster, Redis } from 'ioredis';
+import type { Worker } from 'bullmq';
 import type { InboxStats } from 'service-webhooks/core';
 import {
   ConfigurationError,
-  EventDeadLetteredError,
-  EventInProgressError,
-  formatDuration,
   INBOX_DEFAULTS,
   type InboxBackoff,
-  type InboxGauges,
   type InboxLogger,
   type InboxMonitorOptions,
-  type ProcessOptions,
   type ProcessResult,
-  type WebhookEvent,
   type Webhooks,
-  type WebhookTelemetry,
 } from 'service-webhooks/core';
-import { describeFailure, isPoison } from '../inbox/attempt-outcome.js';
 import { type Schedule, schedule } from '../inbox/backoff.js';
-import { failureFields, inboxLog } from '../inbox/log.js';
-import { InboxMonitor } from '../inbox/monitor.js';
+import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
-import { BackgroundErrors } from '../stores/background-errors.js';
-import { EvictionGuard } from '../stores/redis-eviction.js';
-import {
-  type InboxConnection,
-  type InboxLocation,
-  location,
-  type OpenedClient,
-  openClient,
-} from './connection.js';
+import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
-import { DEFAULT_QUEUE_NAME, entryOf, type InboxJobData, type InboxJobName } from './job-data.js';
-import { inboxStats } from './stats.js';
+import { DEFAULT_QUEUE_NAME, type InboxJobData, type InboxJobName } from './job-data.js';
+import { type BullDelivery, BullTransport } from './transport.js';
 
 /**
  * Options of {@link startInboxWorker}.
@@ -173,31 +155,6 @@ export interface InboxWorker {
   close(force?: boolean): Promise<void>;
 }
 
-/** Why an attempt failed, as BullMQ records it (`failedReason`, the stack) and the core's error. */
-class AttemptFailedError extends Error {
-  override name = 'AttemptFailedError';
-  constructor(error: unknown) {
-    const { message, stack } = describeFailure(error);
-    super(message, { cause: error });
-    if (stack !== undefined) this.stack = stack;
-  }
-}
-
-/**
- * The last attempt's failure: unrecoverable for BullMQ, which then moves the job to the failed set
- * (the dead-letter list) instead of retrying it.
- */
-class LastAttemptFailedError extends UnrecoverableError {
-  constructor(error: unknown) {
-    const { message, stack } = describeFailure(error);
-    super(message);
-    // BullMQ recognises the error by class or by this name; keep both.
-    this.name = 'UnrecoverableError';
-    this.cause = error;
-    if (stack !== undefined) this.stack = stack;
-  }
-}
-
 /** The worker needs a client BullMQ can block on: its retries per request must be unlimited. */
 function checkBlockingClient(connection: InboxConnection, what: string): void {
   if (typeof connection === 'string') return;
@@ -262,8 +219,6 @@ interface WorkerSettings {
   readonly closeTimeoutMs: number;
   /** `undefined`: `monitor: false`. */
   readonly monitor: Required<InboxMonitorOptions> | undefined;
-  /** The receiver's `telemetry` plug-in: the worker's dead letters and gauges go where its runs go. */
-  readonly telemetry: WebhookTelemetry | undefined;
 }
 
 /** Throws ConfigurationError for the first option that is wrong, in the order they are listed here. */
@@ -298,74 +253,24 @@ function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): 
     keepCompleted,
     closeTimeoutMs,
     monitor,
-    telemetry: webhooks.telemetry,
   };
 }
 
 /**
- * The worker behind {@link startInboxWorker}: a BullMQ worker whose processor is {@link #process}, its
- * listeners, the eviction check and the monitor. The public members are arrow functions, so they keep
- * working when taken off the object (`const { close } = startInboxWorker(…)`).
+ * The worker behind {@link startInboxWorker}: the shared inbox worker over a BullMQ transport.
  */
 class RunningInboxWorker implements InboxWorker {
   readonly worker: Worker<InboxJobData, ProcessResult, InboxJobName>;
   readonly queue: InboxBullQueue;
-  readonly #webhooks: Webhooks;
-  readonly #settings: WorkerSettings;
-  readonly #logger: InboxLogger | undefined;
-  readonly #opened: OpenedClient;
-  readonly #monitor: InboxMonitor | undefined;
-  /** Stops the telemetry plug-in's collections from reading this worker's queue. */
-  readonly #stopObserving: (() => void) | undefined;
-  #lastConnectionWarning = 0;
-  #closing: Promise<void> | undefined;
-  /** The runs of the processor in flight: a graceful close waits for them before its clock starts. */
-  readonly #running = new Set<Promise<unknown>>();
+  readonly #core: InboxWorkerCore<BullDelivery>;
 
   constructor(webhooks: Webhooks, options: InboxWorkerOptions, settings: WorkerSettings) {
-    this.#webhooks = webhooks;
-    this.#settings = settings;
-    this.#logger = options.logger;
-    this.#opened = openClient(options.connection, { maxRetriesPerRequest: null }, WHAT);
-    const { queueName, prefix, retries } = settings;
-    this.worker = new Worker<InboxJobData, ProcessResult, InboxJobName>(
-      queueName,
-      // Three parameters: BullMQ passes its abort signal only to a processor whose `length` is 3 or more.
-      (job, token, signal) => this.#track(this.#process(job, token, signal)),
-      {
-        connection: this.#opened.client,
-        ...prefix,
-        concurrency: settings.concurrency,
-        lockDuration: settings.lockDuration,
-        stalledInterval: settings.stalledInterval,
-        maxStalledCount: settings.maxStalledCount,
-        removeOnComplete: { count: settings.keepCompleted },
-        settings: { backoffStrategy: (failedAttempts: number) => retries.delayMs(failedAttempts) },
-        ...(options.name === undefined ? {} : { name: options.name }),
-      },
-    );
-    this.queue = new Queue<InboxJobData, unknown, InboxJobName>(queueName, {
-      connection: this.#opened.client,
-      ...prefix,
-    });
-
-    this.worker.on('failed', (job, error) => this.#onFailed(job, error));
-    this.worker.on('stalled', (jobId) => this.#onStalled(jobId));
-    this.worker.on('error', (error) => this.#onConnectionError(error));
-    this.queue.on('error', (error) => this.#onConnectionError(error));
-    this.#checkEviction();
-
-    this.#monitor =
-      settings.monitor &&
-      new InboxMonitor(webhooks, queueName, () => inboxStats(this.queue), settings.monitor, this.#logger);
-    // Read when the plug-in collects, so a worker without an exporter costs Redis nothing.
-    this.#stopObserving = settings.telemetry?.observeInbox(this.#gauges);
-    const { concurrency, attempts } = settings;
-    this.#log(
-      'info',
-      { concurrency, attempts, retrySpanMs: retries.spanMs(attempts) },
-      `webhook inbox worker started: ${attempts} attempts over about ${formatDuration(retries.spanMs(attempts))}`,
-    );
+    const opened = openClient(options.connection, { maxRetriesPerRequest: null }, WHAT);
+    const transport = new BullTransport({ ...settings, name: options.name, what: WHAT }, opened);
+    this.worker = transport.worker;
+    this.queue = transport.queue;
+    this.#core = new InboxWorkerCore(webhooks, transport, settings, options.logger);
+    transport.attach(this.#core, webhooks);
   }
 
   readonly waitUntilReady = async (): Promise<void> => {
@@ -373,174 +278,7 @@ class RunningInboxWorker implements InboxWorker {
     await this.queue.waitUntilReady();
   };
 
-  readonly stats = (): Promise<InboxStats> => inboxStats(this.queue);
+  readonly stats = (): Promise<InboxStats> => this.#core.stats();
 
-  readonly close = (force = false): Promise<void> => {
-    this.#closing ??= (async () => {
-      this.#monitor?.stop();
-      // Before the queue closes: a collection after it would read a closed connection.
-      this.#stopObserving?.();
-      const closed = (async () => {
-        await this.worker.close(force);
-        await this.queue.close();
-        await this.#opened.close();
-      })();
-      // The bound: the running handlers settle within their budget, then BullMQ has closeTimeoutMs.
-      const { closeTimeoutMs } = this.#settings;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settled = force ? Promise.resolve() : Promise.allSettled([...this.#running]);
-      const late = settled.then(
-        () => new Promise<'late'>((resolve) => (timer = setTimeout(resolve, closeTimeoutMs, 'late'))),
-      );
-      const outcome = await Promise.race([closed.then(() => 'closed' as const), late]).finally(() =>
-        clearTimeout(timer),
-      );
-      if (outcome === 'closed') return;
-      closed.catch(() => {});
-      this.#log(
-        'warn',
-        { closeTimeoutMs },
-        'webhook inbox: close took longer than closeTimeoutMs after the handlers settled (BullMQ waiting on Redis); its connections were dropped',
-      );
-      this.#cut();
-    })();
-    return this.#closing;
-  };
-
-  /** Drop every connection the worker made, now: BullMQ's own (the blocking one among them) and ours. */
-  #cut(): void {
-    for (const backend of [this.worker, this.queue]) {
-      // BullMQ's disconnect waits for each connection's end; nothing here waits for it.
-      backend.disconnect().catch(() => {});
-    }
-    this.#opened.cut();
-  }
-
-  #track<T>(run: Promise<T>): Promise<T> {
-    this.#running.add(run);
-    const settled = (): void => {
-      this.#running.delete(run);
-    };
-    run.then(settled, settled);
-    return run;
-  }
-
-  /** The inbox's gauges for the telemetry plug-in, from the figures `stats()` reads. */
-  readonly #gauges = async (): Promise<InboxGauges> => {
-    const stats = await inboxStats(this.queue);
-    return {
-      queue: this.#settings.queueName,
-      depth: stats.depth,
-      oldestAgeSeconds: (stats.oldestWaitingMs ?? 0) / 1000,
-      deadLetters: stats.deadLettered,
-    };
-  };
-
-  /** BullMQ's processor: one attempt at a queued event. */
-  async #process(
-    job: Job<InboxJobData, ProcessResult, InboxJobName>,
-    token?: string,
-    signal?: AbortSignal,
-  ): Promise<ProcessResult> {
-    const { attempts, handlerTimeoutMs, acceptUnsealedEntries } = this.#settings;
-    const attempt = job.attemptsMade + 1;
-    const run: { -readonly [K in keyof ProcessOptions]: ProcessOptions[K] } = { attempt };
-    if (signal) run.signal = signal;
-    if (handlerTimeoutMs !== undefined) run.handlerTimeoutMs = handlerTimeoutMs;
-    if (job.data?.replay) run.replayId = job.data.replay.id;
-    if (acceptUnsealedEntries) run.acceptUnsealed = true;
-    try {
-      return await this.#webhooks.process(entryOf(job.data), run);
-    } catch (error) {
-      if (isPoison(error)) {
-        // A poison message (hand-made, or written by something else), or an event its schema refuses:
-        // no retry can fix it, so it is dead-lettered now, with the reason, rather than spending every
-        // attempt over days. A replay once the schema is fixed handles it.
-        throw new LastAttemptFailedError(error);
-      }
-      if (error instanceof EventInProgressError && token !== undefined) {
-        // Another run of this event holds its claim: a worker that is handling it now (a stalled job
-        // BullMQ handed out again, a second write), or one that died and whose lease has not ended.
-        // Not this event's failure, so no attempt is spent: come back once that lease is over, when
-        // the event is either handled (this run is then a duplicate) or free to claim.
-        const retryAfterSeconds = error.retryAfterSeconds ?? 5;
-        const delayMs = Math.round(retryAfterSeconds * 1000 * (1 + 0.2 * Math.random()));
-        await job.moveToDelayed(Date.now() + delayMs, token);
-        this.#log(
-          'info',
-          { jobId: job.id, eventId: job.data.event.id, delayMs },
-          'webhook inbox: event held by another worker; deferred',
-        );
-        throw new DelayedError();
-      }
-      // process() has reported the failure to onError already; BullMQ records it on the job.
-      throw attempt >= attempts ? new LastAttemptFailedError(error) : new AttemptFailedError(error);
-    }
-  }
-
-  /** An attempt failed: BullMQ retries it later, or, after the last, it is dead-lettered. */
-  #onFailed(job: Job<InboxJobData, ProcessResult, InboxJobName> | undefined, error: Error): void {
-    // `job` is missing only when a removeOnFail option dropped it: the worker sets none.
-    if (!job) return;
-    // A job someone wrote by hand may hold no event: it still fails and is dead-lettered, by job id.
-    const event = job.data?.event as WebhookEvent | undefined;
-    const eventId = typeof event?.id === 'string' ? event.id : `(job ${job.id})`;
-    const cause = (error as { cause?: unknown }).cause ?? error;
-    const record = {
-      jobId: job.id,
-      eventId,
-      eventType: event?.type,
-      attempt: job.attemptsMade,
-      ...failureFields(cause),
-    };
-    if (job.finishedOn === undefined) {
-      // BullMQ scheduled the next attempt.
-      this.#log('warn', { ...record, nextAttemptInMs: job.delay }, 'webhook inbox: attempt failed; retrying');
-      return;
-    }
-    this.#log('error', record, 'webhook inbox: event dead-lettered after its last attempt');
-    this.#settings.telemetry?.deadLettered(typeof event?.type === 'string' ? event.type : undefined);
-    this.#webhooks.report(new EventDeadLetteredError(eventId, job.attemptsMade, { cause }), event);
-  }
-
-  #onStalled(jobId: string): void {
-    this.#log(
-      'warn',
-      { jobId },
-      'webhook inbox: event abandoned by a worker that stopped (crash, blocked event loop); running it again',
-    );
-  }
-
-  /** Connection trouble comes as `error` events, one per reconnection attempt: say it once a minute. */
-  #onConnectionError(error: Error): void {
-    const now = Date.now();
-    if (now - this.#lastConnectionWarning < 60_000) return;
-    this.#lastConnectionWarning = now;
-    this.#log('warn', { err: error }, 'webhook inbox: Redis connection error (BullMQ reconnects by itself)');
-  }
-
-  /**
-   * An evicting Redis loses queued events; the door refuses to queue on one, and the worker says so
-   * (to onError and its log) rather than leave BullMQ's console warning as the only sign.
-   */
-  #checkEviction(): void {
-    const eviction = new BackgroundErrors();
-    eviction.listen((error) => {
-      this.#log('error', { err: error }, 'webhook inbox: the queue’s Redis may evict jobs');
-      this.#webhooks.report(error);
-    });
-    this.queue
-      .waitUntilReady()
-      .then(() => this.queue.getBackend().client)
-      .then((client) =>
-        new EvictionGuard(client as unknown as Redis | Cluster, WHAT, 'report', eviction).check(),
-      )
-      .catch(() => {
-        // Not connected: the worker's own connection errors say so; nothing to check yet.
-      });
-  }
-
-  #log(level: 'info' | 'warn' | 'error', record: Record<string, unknown>, message: string): void {
-    inboxLog(this.#logger, level, { inbox: this.#settings.queueName, ...record }, message);
-  }
+  readonly close = (force = false): Promise<void> => this.#core.close(force);
 }

@@ -22,7 +22,7 @@ import { checkPage, replayIdOf } from '../inbox/dead-letters.js';
 import { deduplicationId, entryOf, isFifoQueue, messageOf, metaOf, type ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, readDeadLetterQueueUrl } from './queue-settings.js';
 import { sqsInboxStats } from './stats.js';
-import { received } from './worker.js';
+import { received } from './transport.js';
 
 /**
  * Options of {@link sqsInboxAdmin}.

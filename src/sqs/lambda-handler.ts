@@ -13,10 +13,12 @@ import {
   type Webhooks,
 } from 'service-webhooks/core';
 import { schedule } from '../inbox/backoff.js';
+import { inboxLog } from '../inbox/log.js';
+import { InboxRunner } from '../inbox/runner.js';
 import { acceptUnsealedOption, checkReceiver, wholeOption } from '../inbox/worker-options.js';
-import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
-import { isFifoQueue, type ReceivedMessage } from './message.js';
+import type { ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
+import { queueNameOf, type SqsDelivery, SqsTransport, sqsDeliveryOf } from './transport.js';
 
 /**
  * Options of {@link sqsHandler}.
@@ -90,15 +92,19 @@ export function sqsHandler(
     options.handlerTimeoutMs === undefined
       ? undefined
       : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
-  const retries = schedule(options.backoff, WHAT);
-  const acceptUnsealedEntries = acceptUnsealedOption(WHAT, options.acceptUnsealedEntries);
-  const { client } = options;
-  // One consumer per source queue (a function may be mapped to several).
-  const consumers = new Map<string, () => Promise<ConsumerSettings>>();
-  const consumerOf = (arn: string) => {
-    let consumer = consumers.get(arn);
-    if (!consumer) {
-      consumer = once(async () => {
+  const settings = {
+    attempts,
+    retries: schedule(options.backoff, WHAT),
+    handlerTimeoutMs,
+    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
+  };
+  const { client, logger } = options;
+  // One runner per source queue (a function may be mapped to several).
+  const runners = new Map<string, () => Promise<InboxRunner<SqsDelivery>>>();
+  const runnerOf = (arn: string) => {
+    let runner = runners.get(arn);
+    if (!runner) {
+      runner = once(async () => {
         const queueUrl = options.queueUrl ?? (await queueUrlOfArn(client, arn));
         const deadLetterQueueUrl = once(async () => {
           const url = options.deadLetterQueueUrl ?? (await readDeadLetterQueueUrl(client, queueUrl));
@@ -109,33 +115,34 @@ export function sqsHandler(
           }
           return url;
         });
-        return {
+        const name = queueNameOf(queueUrl);
+        // Lambda deletes what the answer does not list: the transport deletes nothing itself.
+        const transport = new SqsTransport({
           client,
           queueUrl,
-          fifo: isFifoQueue(queueUrl),
-          attempts,
-          retries,
-          handlerTimeoutMs,
-          acceptUnsealedEntries,
           deadLetterQueueUrl,
-          logger: options.logger,
-          queueName: queueNameOf(queueUrl),
-        };
+          deletes: false,
+          warn: (record, message) => inboxLog(logger, 'warn', { inbox: name, ...record }, message),
+        });
+        return new InboxRunner(webhooks, transport, settings, logger);
       });
-      consumers.set(arn, consumer);
+      runners.set(arn, runner);
     }
-    return consumer();
+    return runner();
   };
 
   /** Whether the record must come back through SQS (listed in the answer). */
   const run = async (record: SQSRecord): Promise<boolean> => {
+    let runner: InboxRunner<SqsDelivery>;
     try {
-      const consumer = await consumerOf(record.eventSourceARN);
-      return (await consumeMessage(webhooks, consumer, receivedOf(record))) === 'keep';
+      runner = await runnerOf(record.eventSourceARN);
     } catch {
       // The queue's URL could not be found: the record comes back after its visibility timeout.
       return true;
     }
+    const end = await runner.run(sqsDeliveryOf(receivedOf(record)));
+    // A deferral or a copy not yet due is hidden until its time; a settling that failed comes back.
+    return end.kind === 'deferred' || end.kind === 'not-due' || end.kind === 'unsettled';
   };
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -163,7 +170,7 @@ export function sqsHandler(
   };
 }
 
-/** A Lambda record, as the consumer reads a message. */
+/** A Lambda record, as the transport reads a message. */
 function receivedOf(record: SQSRecord): ReceivedMessage {
   const attributes: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(record.messageAttributes ?? {}))

@@ -3,19 +3,11 @@
  * each message through the shared consumer with a visibility heartbeat, and shuts down gracefully.
  */
 
-import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   ConfigurationError,
-  formatDuration,
   INBOX_DEFAULTS,
   type InboxBackoff,
-  type InboxGauges,
   type InboxLogger,
   type InboxMonitorOptions,
   type InboxStats,
@@ -23,17 +15,16 @@ import {
 } from 'service-webhooks/core';
 import { schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
-import { InboxMonitor } from '../inbox/monitor.js';
+import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
-import { type ConsumerSettings, consumeMessage, queueNameOf } from './consumer.js';
-import { isFifoQueue, type ReceivedMessage, SQS_MAX_VISIBILITY_SECONDS } from './message.js';
+import { SQS_MAX_VISIBILITY_SECONDS } from './message.js';
 import { checkClientAndUrl, once, readDeadLetterQueueUrl } from './queue-settings.js';
-import { sqsInboxStats } from './stats.js';
+import { queueNameOf, type SqsDelivery, SqsTransport } from './transport.js';
 
 /**
  * Options of {@link startSqsWorker}.
@@ -150,18 +141,15 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     1,
     SQS_MAX_VISIBILITY_SECONDS,
   );
-  const settings = {
-    concurrency: wholeOption(WHAT, 'concurrency', options.concurrency, 10, 1),
-    waitTimeSeconds: wholeOption(WHAT, 'waitTimeSeconds', options.waitTimeSeconds, 20, 0, 20),
-    visibility,
-  };
+  const concurrency = wholeOption(WHAT, 'concurrency', options.concurrency, 10, 1);
+  const waitTimeSeconds = wholeOption(WHAT, 'waitTimeSeconds', options.waitTimeSeconds, 20, 0, 20);
   const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts, 1);
   const handlerTimeoutMs =
     options.handlerTimeoutMs === undefined
       ? undefined
       : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
   const monitor = monitorSettings(WHAT, options.monitor);
-  const { client, queueUrl } = options;
+  const { client, queueUrl, logger } = options;
   const deadLetterQueueUrl = once(async () => {
     const url = options.deadLetterQueueUrl ?? (await readDeadLetterQueueUrl(client, queueUrl));
     if (url === undefined) {
@@ -171,233 +159,43 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     }
     return url;
   });
-  const consumer: ConsumerSettings = {
-    client,
-    queueUrl,
-    fifo: isFifoQueue(queueUrl),
+  const settings = {
+    concurrency,
     attempts,
     retries: schedule(options.backoff, WHAT),
     handlerTimeoutMs,
     acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
-    deadLetterQueueUrl,
-    logger: options.logger,
-    queueName: queueNameOf(queueUrl),
+    monitor,
   };
-  return new RunningSqsWorker(webhooks, consumer, settings, monitor, options.logger);
+  const name = queueNameOf(queueUrl);
+  const transport = new SqsTransport({
+    client,
+    queueUrl,
+    deadLetterQueueUrl,
+    deletes: true,
+    readyOnceDeadLettersKnown: true,
+    visibilitySeconds: visibility,
+    waitTimeSeconds,
+    warn: (record, message) => inboxLog(logger, 'warn', { inbox: name, ...record }, message),
+  });
+  return new RunningSqsWorker(new InboxWorkerCore(webhooks, transport, settings, logger));
 }
 
-/** One message being run: its heartbeat, and whether the worker abandoned it. */
-interface Running {
-  heartbeat: ReturnType<typeof setInterval> | undefined;
-  done: Promise<void>;
-}
-
+/** The worker behind {@link startSqsWorker}: the shared inbox worker over an SQS transport. */
 class RunningSqsWorker implements SqsWorker {
-  readonly #webhooks: Webhooks;
-  readonly #consumer: ConsumerSettings;
-  readonly #settings: { concurrency: number; waitTimeSeconds: number; visibility: number };
-  readonly #logger: InboxLogger | undefined;
-  readonly #running = new Set<Running>();
-  readonly #polling = new AbortController();
-  readonly #ready: Promise<void>;
-  readonly #loop: Promise<void>;
-  readonly #monitor: InboxMonitor | undefined;
-  readonly #stopObserving: (() => void) | undefined;
-  /** Set by a forced close: nothing more is settled, renewed or deleted on SQS. */
-  #abandoned = false;
-  #closing: Promise<void> | undefined;
-  /** Wakes the poll loop when a slot frees up. */
-  #slotFreed: (() => void) | undefined;
-  #lastPollWarning = 0;
+  readonly #core: InboxWorkerCore<SqsDelivery>;
 
-  constructor(
-    webhooks: Webhooks,
-    consumer: ConsumerSettings,
-    settings: { concurrency: number; waitTimeSeconds: number; visibility: number },
-    monitor: Required<InboxMonitorOptions> | undefined,
-    logger: InboxLogger | undefined,
-  ) {
-    this.#webhooks = webhooks;
-    this.#consumer = consumer;
-    this.#settings = settings;
-    this.#logger = logger;
-    this.#ready = consumer.deadLetterQueueUrl().then(() => undefined);
-    // An unhandled rejection here would end the process; waitUntilReady() reports it.
-    this.#ready.catch((error: unknown) =>
-      this.#log('error', { err: error }, 'webhook inbox worker cannot start'),
-    );
-    this.#loop = this.#ready.then(
-      () => this.#poll(),
-      () => undefined,
-    );
-    this.#monitor = monitor && new InboxMonitor(webhooks, consumer.queueName, this.stats, monitor, logger);
-    this.#stopObserving = webhooks.telemetry?.observeInbox(this.#gauges);
-    const retrySpanMs = consumer.retries.spanMs(consumer.attempts);
-    this.#log(
-      'info',
-      { concurrency: settings.concurrency, attempts: consumer.attempts, retrySpanMs },
-      `webhook inbox worker started: ${consumer.attempts} attempts over about ${formatDuration(retrySpanMs)}`,
-    );
+  constructor(core: InboxWorkerCore<SqsDelivery>) {
+    this.#core = core;
   }
 
   get running(): number {
-    return this.#running.size;
+    return this.#core.running;
   }
 
-  readonly waitUntilReady = (): Promise<void> => this.#ready;
+  readonly waitUntilReady = (): Promise<void> => this.#core.ready;
 
-  readonly stats = async (): Promise<InboxStats> =>
-    sqsInboxStats(this.#consumer.client, this.#consumer.queueUrl, await this.#consumer.deadLetterQueueUrl());
+  readonly stats = (): Promise<InboxStats> => this.#core.stats();
 
-  readonly #gauges = async (): Promise<InboxGauges> => {
-    const stats = await this.stats();
-    return {
-      queue: this.#consumer.queueName,
-      depth: stats.depth,
-      oldestAgeSeconds: 0,
-      deadLetters: stats.deadLettered,
-    };
-  };
-
-  readonly close = async (force = false): Promise<void> => {
-    if (force) this.#abandon();
-    this.#closing ??= (async () => {
-      this.#monitor?.stop();
-      this.#stopObserving?.();
-      this.#polling.abort();
-      this.#slotFreed?.();
-      await this.#loop;
-    })();
-    await this.#closing;
-    // Abandoned handlers are not waited for: they may run on, but touch nothing on SQS.
-    if (!this.#abandoned) await Promise.all([...this.#running].map((running) => running.done));
-  };
-
-  /** Stop renewing and settling anything: the running messages come back after their visibility. */
-  #abandon(): void {
-    this.#abandoned = true;
-    for (const running of this.#running) clearInterval(running.heartbeat);
-  }
-
-  async #poll(): Promise<void> {
-    const { client, queueUrl } = this.#consumer;
-    const { concurrency, waitTimeSeconds, visibility } = this.#settings;
-    while (!this.#polling.signal.aborted) {
-      if (this.#running.size >= concurrency) {
-        await new Promise<void>((resolve) => {
-          this.#slotFreed = resolve;
-        });
-        continue;
-      }
-      let messages: Message[] = [];
-      try {
-        const answer = await client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(10, concurrency - this.#running.size),
-            WaitTimeSeconds: waitTimeSeconds,
-            VisibilityTimeout: visibility,
-            MessageSystemAttributeNames: ['All'],
-            MessageAttributeNames: ['All'],
-          }),
-          { abortSignal: this.#polling.signal },
-        );
-        messages = answer.Messages ?? [];
-      } catch (error) {
-        if (this.#polling.signal.aborted) break;
-        this.#warnPoll(error);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        continue;
-      }
-      // Received while being closed: left to come back after their visibility, unrun.
-      if (this.#abandoned) break;
-      for (const message of messages) this.#start(received(message));
-    }
-  }
-
-  #start(message: ReceivedMessage): void {
-    const { client, queueUrl } = this.#consumer;
-    const { visibility } = this.#settings;
-    const running: Running = { heartbeat: undefined, done: Promise.resolve() };
-    // Renewed every third of the visibility, so two renewals may fail before the message reappears.
-    running.heartbeat = setInterval(
-      () => {
-        if (this.#abandoned) return;
-        client
-          .send(
-            new ChangeMessageVisibilityCommand({
-              QueueUrl: queueUrl,
-              ReceiptHandle: message.receiptHandle,
-              VisibilityTimeout: visibility,
-            }),
-          )
-          .catch((error: unknown) =>
-            this.#log(
-              'warn',
-              { messageId: message.messageId, err: error },
-              'webhook inbox: could not renew a message’s visibility',
-            ),
-          );
-      },
-      (visibility * 1000) / 3,
-    );
-    const stopHeartbeat = () => {
-      clearInterval(running.heartbeat);
-      return !this.#abandoned;
-    };
-    running.done = (async () => {
-      try {
-        const settlement = await consumeMessage(this.#webhooks, this.#consumer, message, {
-          runEnded: stopHeartbeat,
-        });
-        if (settlement === 'delete' && !this.#abandoned) {
-          await client.send(
-            new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.receiptHandle }),
-          );
-        }
-      } catch (error) {
-        // A delete that failed: the message comes back and its run is a duplicate the store recognises.
-        this.#log(
-          'warn',
-          { messageId: message.messageId, err: error },
-          'webhook inbox: could not settle a message on SQS',
-        );
-      } finally {
-        clearInterval(running.heartbeat);
-        this.#running.delete(running);
-        this.#slotFreed?.();
-        this.#slotFreed = undefined;
-      }
-    })();
-    this.#running.add(running);
-  }
-
-  /** Polling trouble is said once a minute: the SDK's errors would repeat every second otherwise. */
-  #warnPoll(error: unknown): void {
-    const now = Date.now();
-    if (now - this.#lastPollWarning < 60_000) return;
-    this.#lastPollWarning = now;
-    this.#log('warn', { err: error }, 'webhook inbox: cannot receive from SQS; retrying every second');
-  }
-
-  #log(level: 'info' | 'warn' | 'error', record: Record<string, unknown>, message: string): void {
-    inboxLog(this.#logger, level, { inbox: this.#consumer.queueName, ...record }, message);
-  }
-}
-
-/** A message from `ReceiveMessage`, as the consumer reads it. */
-export function received(message: Message): ReceivedMessage {
-  const attributes: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {}))
-    attributes[name] = value.StringValue;
-  const system = message.Attributes ?? {};
-  return {
-    messageId: message.MessageId ?? '',
-    receiptHandle: message.ReceiptHandle ?? '',
-    body: message.Body ?? '',
-    attributes,
-    sentAt: system.SentTimestamp === undefined ? undefined : Number(system.SentTimestamp),
-    receiveCount: Number(system.ApproximateReceiveCount ?? 1),
-    groupId: system.MessageGroupId,
-  };
+  readonly close = (force = false): Promise<void> => this.#core.close(force);
 }

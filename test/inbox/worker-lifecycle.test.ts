@@ -96,6 +96,7 @@ test('a job BullMQ fails for stalling (maxStalledCount) is a dead letter as any 
   cleanups.push(() => admin.close());
   await first.queue.add(
     'event',
+    // Sealed as the door seals: an unsealed job is dead-lettered at once and never stalls.
     (await sealed(
       { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
       SECRET,

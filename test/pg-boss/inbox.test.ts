@@ -282,6 +282,7 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       });
       const admin = pgBossInboxAdmin({ boss, queue, schema });
       await start(webhooks, queue, { attempts: 2, backoff: [100], logger });
+      // Sealed as the door seals it: an unsealed entry is dead-lettered at once, before any handler.
       await pgBossInbox({ boss, queue }).enqueue(
         await sealed(
           { event: createTestEvent('user.created'), receivedAt: Date.now(), secretIndex: 0 },
@@ -290,6 +291,10 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
         'k',
       );
       await waitUntil('the dead letter', async () => (await admin.stats()).deadLettered === 1);
+      // The worker says so once the failed job is completed too, a moment after the letter is written.
+      await waitUntil('the dead letter to be logged', async () =>
+        calls.some((call) => call.message === 'webhook inbox: event dead-lettered'),
+      );
       const stacks = calls.filter((call) =>
         Object.values(call.record).some((value) => value instanceof Error),
       );

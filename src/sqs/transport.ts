@@ -1,0 +1,339 @@
+/**
+ * SQS as an inbox transport, for the long-running worker and the Lambda handler alike: a pull engine.
+ * A received message's visibility is its lease (renewed while its handlers run), a delete is the
+ * acknowledgement, a deferral hides the message until the other run's lease ends, a dead letter is a
+ * copy sent to the dead-letter queue with its cause.
+ *
+ * Why retries are copies, not `ChangeMessageVisibility`: SQS's `ApproximateReceiveCount` also counts
+ * a receive by a worker that crashed and a deferral (another worker held the claim), so it cannot be
+ * the attempt count: a worker killed mid-handler would spend one of the event's attempts, and the
+ * run after it would see `ctx.attempt === 2`. The attempt number therefore travels with the message
+ * (`sw-attempt`, sealed by the receiver in `sw-attempt-seal` so that a changed one is refused), and
+ * only a failed attempt writes the next one: a copy with `attempt + 1`, delayed by the receiver's
+ * schedule (`DelaySeconds` up to SQS's 15 minutes; a longer delay, or any on a FIFO queue, which
+ * refuses per-message delays, carries `sw-not-before`, and a worker that receives it early hides it
+ * again with `ChangeMessageVisibility` without counting, or, due within the second that visibility
+ * cannot count, holds it until due), and the original is deleted. A crash between the two leaves both
+ * copies: the store's claim runs the handlers once. A deferral only changes the visibility to the end
+ * of the other run's lease and spends nothing.
+ */
+
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { InboxStats } from 'service-webhooks/core';
+import type { DeadLetter, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import {
+  deduplicationId,
+  entryOf,
+  type FailureRecord,
+  type MessageMeta,
+  messageOf,
+  metaOf,
+  type ReceivedMessage,
+  SQS_MAX_DELAY_SECONDS,
+  SQS_MAX_VISIBILITY_SECONDS,
+} from './message.js';
+import { sqsInboxStats } from './stats.js';
+
+/**
+ * A received message, as the shared worker runs it: the attempt and replay from its attributes.
+ *
+ * @example
+ * ```ts
+ * const delivery = sqsDeliveryOf(received(message)); // delivery.meta.notBefore, delivery.attempt
+ * ```
+ */
+export interface SqsDelivery extends InboxDelivery {
+  readonly message: ReceivedMessage;
+  readonly meta: MessageMeta;
+}
+
+/**
+ * What the transport is made with, checked by the worker or the Lambda handler.
+ *
+ * @example
+ * ```ts
+ * new SqsTransport({ client, queueUrl, deadLetterQueueUrl: async () => dlqUrl, deletes: false, warn: (record, message) => logger.warn(record, message) });
+ * ```
+ */
+export interface SqsTransportSettings {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  /** The dead-letter queue's URL (an option, or the queue's `RedrivePolicy`). */
+  readonly deadLetterQueueUrl: () => Promise<string>;
+  /**
+   * Whether the transport deletes what it settled: the worker does; a Lambda event source mapping
+   * deletes what its handler does not list as failed.
+   */
+  readonly deletes: boolean;
+  /** Whether `ready` waits for the dead-letter queue's URL (the worker: it does not start without one). */
+  readonly readyOnceDeadLettersKnown?: boolean;
+  /** The visibility a message is received with and renewed to while it runs (the worker's). */
+  readonly visibilitySeconds?: number;
+  /** Long-poll wait of each receive (the worker's). */
+  readonly waitTimeSeconds?: number;
+  /** Where the transport's own trouble is said (a renewal or a hide that failed). */
+  readonly warn: (record: Record<string, unknown>, message: string) => void;
+}
+
+/**
+ * The transport behind `startSqsWorker` and `sqsHandler`.
+ *
+ * @example
+ * ```ts
+ * const runner = new InboxRunner(webhooks, new SqsTransport(settings), runnerSettings, logger);
+ * const end = await runner.run(sqsDeliveryOf(received(message)));
+ * ```
+ */
+export class SqsTransport implements InboxTransport<SqsDelivery> {
+  readonly name: string;
+  readonly redelivery = 'the message comes back after its visibility timeout';
+  readonly receiveTrouble = 'webhook inbox: cannot receive from SQS; retrying every second';
+  readonly receiveRetryMs = 1_000;
+  readonly attemptTravels = true;
+  readonly ready: Promise<void> | undefined;
+  readonly #settings: SqsTransportSettings;
+
+  constructor(settings: SqsTransportSettings) {
+    this.#settings = settings;
+    this.name = queueNameOf(settings.queueUrl);
+    if (settings.readyOnceDeadLettersKnown) this.ready = settings.deadLetterQueueUrl().then(() => undefined);
+  }
+
+  readonly stats = async (): Promise<InboxStats> =>
+    sqsInboxStats(this.#settings.client, this.#settings.queueUrl, await this.#settings.deadLetterQueueUrl());
+
+  async receive(max: number, signal: AbortSignal): Promise<SqsDelivery[]> {
+    const { client, queueUrl, waitTimeSeconds, visibilitySeconds } = this.#settings;
+    const answer = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitTimeSeconds,
+        VisibilityTimeout: visibilitySeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: signal },
+    );
+    return (answer.Messages ?? []).map((message) => sqsDeliveryOf(received(message)));
+  }
+
+  async due(delivery: SqsDelivery, abandon: AbortSignal | undefined): Promise<boolean> {
+    const { notBefore } = delivery.meta;
+    const early = notBefore === undefined ? 0 : notBefore - Date.now();
+    if (early >= 1_000) {
+      // A retry copy received before its time (a delay past 15 minutes, or a FIFO queue): hidden
+      // again, counting nothing.
+      await this.#hide(delivery, early);
+      return false;
+    }
+    // Due within the second: too soon to hide (SQS counts visibility in whole seconds), and a FIFO
+    // queue hands its copy out at once, so it waits here until due rather than run early. The message
+    // stays invisible meanwhile (the worker's renewals; a Lambda batch's visibility timeout).
+    return early <= 0 || waitFor(early, abandon);
+  }
+
+  extend(delivery: SqsDelivery): () => void {
+    const { client, queueUrl, visibilitySeconds } = this.#settings;
+    if (visibilitySeconds === undefined) return () => {};
+    // Renewed every third of the visibility, so two renewals may fail before the message reappears.
+    const heartbeat = setInterval(
+      () => {
+        client
+          .send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queueUrl,
+              ReceiptHandle: delivery.message.receiptHandle,
+              VisibilityTimeout: visibilitySeconds,
+            }),
+          )
+          .catch((error: unknown) =>
+            this.#settings.warn(
+              { messageId: delivery.message.messageId, err: error },
+              'webhook inbox: could not renew a message’s visibility',
+            ),
+          );
+      },
+      (visibilitySeconds * 1000) / 3,
+    );
+    return () => clearInterval(heartbeat);
+  }
+
+  async acknowledge(delivery: SqsDelivery): Promise<void> {
+    if (!this.#settings.deletes) return;
+    const { client, queueUrl } = this.#settings;
+    await client.send(
+      new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: delivery.message.receiptHandle }),
+    );
+  }
+
+  /** Hidden until the other run's lease ends; the message itself stays (nothing to delete). */
+  async defer(delivery: SqsDelivery, delayMs: number): Promise<void> {
+    await this.#hide(delivery, delayMs);
+  }
+
+  async retry(
+    delivery: SqsDelivery,
+    next: { attempt: number; delayMs: number; attemptSeal: string | undefined },
+  ): Promise<void> {
+    const meta: MessageMeta = {
+      ...delivery.meta,
+      attempt: next.attempt,
+      attemptSeal: next.attemptSeal,
+      notBefore: Date.now() + next.delayMs,
+      failure: undefined,
+    };
+    await this.#send(this.#settings.queueUrl, delivery.message, meta, next.delayMs);
+    await this.acknowledge(delivery);
+  }
+
+  async deadLetter(delivery: SqsDelivery, dead: DeadLetter): Promise<void> {
+    const failure: FailureRecord = {
+      reason: dead.reason as FailureRecord['reason'],
+      attempts: dead.attempt,
+      lastError: dead.message,
+      stack: dead.stack ?? '',
+      failedAt: Date.now(),
+      lastAttemptAt: dead.startedAt,
+    };
+    const deadLetterQueueUrl = await this.#settings.deadLetterQueueUrl();
+    await this.#send(
+      deadLetterQueueUrl,
+      delivery.message,
+      { ...delivery.meta, notBefore: undefined, failure },
+      0,
+    );
+    await this.acknowledge(delivery);
+  }
+
+  /** Hide a message for `delayMs` (whole seconds, at most SQS's 12 hours); said, not thrown, when SQS refused. */
+  async #hide(delivery: SqsDelivery, delayMs: number): Promise<void> {
+    const seconds = Math.min(SQS_MAX_VISIBILITY_SECONDS - 60, Math.max(1, Math.ceil(delayMs / 1000)));
+    try {
+      await this.#settings.client.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.#settings.queueUrl,
+          ReceiptHandle: delivery.message.receiptHandle,
+          VisibilityTimeout: seconds,
+        }),
+      );
+    } catch (error) {
+      // The message comes back after the visibility it was received with: a deferral a little early.
+      this.#settings.warn(
+        { messageId: delivery.message.messageId, err: error },
+        'webhook inbox: could not change the visibility of a message',
+      );
+    }
+  }
+
+  /**
+   * Write `message`'s entry with `meta` to `queueUrl`. On a FIFO queue the copy keeps its group and
+   * takes a deduplication id of its own (SQS drops a repeated one for 5 minutes): derived from the
+   * original message's id, so a crash between this write and the original's delete, and the rerun it
+   * causes, writes the same id and SQS keeps one copy.
+   */
+  async #send(queueUrl: string, message: ReceivedMessage, meta: MessageMeta, delayMs: number): Promise<void> {
+    const outgoing = messageOf(entryOf(message), meta);
+    const fifo = queueUrl.endsWith('.fifo');
+    const delaySeconds = fifo ? 0 : Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.round(delayMs / 1000)));
+    const group = message.groupId ?? deduplicationId(message.messageId);
+    await this.#settings.client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: message.body,
+        MessageAttributes: outgoing.attributes,
+        ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+        ...(fifo
+          ? {
+              MessageGroupId: group,
+              MessageDeduplicationId: deduplicationId(
+                `${queueUrl}\n${message.messageId}`,
+                meta.attempt,
+                meta.failure ? 'dead-letter' : undefined,
+              ),
+            }
+          : {}),
+      }),
+    );
+  }
+}
+
+/**
+ * A received message as the shared worker runs it.
+ *
+ * @example
+ * ```ts
+ * const delivery = sqsDeliveryOf(receivedOf(record));
+ * ```
+ */
+export function sqsDeliveryOf(message: ReceivedMessage): SqsDelivery {
+  const meta = metaOf(message);
+  return {
+    message,
+    meta,
+    entry: entryOf(message),
+    attempt: meta.attempt,
+    replayId: meta.replay?.id,
+    ids: { messageId: message.messageId },
+    unnamed: `(message ${message.messageId})`,
+  };
+}
+
+/**
+ * A message from `ReceiveMessage`, as the transport reads it.
+ *
+ * @example
+ * ```ts
+ * const messages = (answer.Messages ?? []).map(received);
+ * ```
+ */
+export function received(message: Message): ReceivedMessage {
+  const attributes: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {}))
+    attributes[name] = value.StringValue;
+  const system = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes,
+    sentAt: system.SentTimestamp === undefined ? undefined : Number(system.SentTimestamp),
+    receiveCount: Number(system.ApproximateReceiveCount ?? 1),
+    groupId: system.MessageGroupId,
+  };
+}
+
+/**
+ * The queue's name, for logs: the last part of its URL.
+ *
+ * @example
+ * ```ts
+ * queueNameOf('https://sqs.eu-west-1.amazonaws.com/123456789012/inbox'); // 'inbox'
+ * ```
+ */
+export function queueNameOf(queueUrl: string): string {
+  return queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
+}
+
+/** Wait `ms`; false when `signal` was aborted first (the worker closing: the message comes back). */
+function waitFor(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const abort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+}

@@ -1,0 +1,279 @@
+/**
+ * The shared inbox worker over the smallest engine there is: an in-memory queue as an `InboxTransport`
+ * (a real engine of a few lines, not a mock: what a RabbitMQ or NATS transport would be, minus the
+ * network). The policy is the worker's: attempts and schedule, deferral, dead letters and their
+ * reports, the crash limit, the receive warning once a minute, the graceful and the forced close.
+ */
+import {
+  createWebhooks,
+  EventDeadLetteredError,
+  type InboxEntry,
+  type InboxStats,
+  MemoryStore,
+  type WebhookError,
+} from 'service-webhooks';
+import { createTestEvent } from 'service-webhooks/testing';
+import { afterEach, expect, test } from 'vitest';
+import { schedule } from '../../src/inbox/backoff.js';
+import type { DeadLetter, InboxDelivery, InboxTransport } from '../../src/inbox/transport.js';
+import { InboxWorkerCore } from '../../src/inbox/worker.js';
+import { sealed } from '../support/sealed-entry.js';
+
+const SECRET = 'whsec_memory_transport';
+
+interface MemoryDelivery extends InboxDelivery {
+  readonly id: number;
+}
+
+interface Job {
+  readonly id: number;
+  readonly entry: InboxEntry;
+  readonly attempt: number;
+  readonly dueAt: number;
+  readonly crashes?: number | undefined;
+}
+
+/** A queue in memory: jobs due at a time, taken by `receive`, ended by the settling operations. */
+class MemoryTransport implements InboxTransport<MemoryDelivery> {
+  readonly name = 'memory-inbox';
+  readonly redelivery = 'the job comes back';
+  readonly receiveTrouble = 'webhook inbox: cannot receive from memory; retrying';
+  readonly receiveRetryMs = 10;
+  readonly idleMs = 10;
+  readonly attemptTravels = false;
+  waiting: Job[] = [];
+  readonly taken = new Map<number, Job>();
+  readonly acknowledged: number[] = [];
+  readonly deadLetters: { job: Job; failure: DeadLetter }[] = [];
+  failReceives = 0;
+  #next = 1;
+
+  add(entry: InboxEntry, more: Partial<Job> = {}): void {
+    this.waiting.push({ id: this.#next++, entry, attempt: 1, dueAt: 0, ...more });
+  }
+
+  async receive(max: number): Promise<MemoryDelivery[]> {
+    if (this.failReceives > 0) {
+      this.failReceives--;
+      throw new Error('the queue is unreachable');
+    }
+    const now = Date.now();
+    const due = this.waiting.filter((job) => job.dueAt <= now).slice(0, max);
+    this.waiting = this.waiting.filter((job) => !due.includes(job));
+    return due.map((job) => {
+      this.taken.set(job.id, job);
+      return {
+        id: job.id,
+        entry: job.entry,
+        attempt: job.attempt,
+        ids: { jobId: job.id },
+        unnamed: `(job ${job.id})`,
+        ...(job.crashes === undefined ? {} : { crashes: job.crashes, recovered: true }),
+      };
+    });
+  }
+
+  async acknowledge(delivery: MemoryDelivery): Promise<void> {
+    this.acknowledged.push(delivery.id);
+    this.taken.delete(delivery.id);
+  }
+
+  async defer(delivery: MemoryDelivery, delayMs: number): Promise<void> {
+    this.#requeue(delivery, delivery.attempt, delayMs);
+  }
+
+  async retry(delivery: MemoryDelivery, next: { attempt: number; delayMs: number }): Promise<void> {
+    this.#requeue(delivery, next.attempt, next.delayMs);
+  }
+
+  async deadLetter(delivery: MemoryDelivery, failure: DeadLetter): Promise<void> {
+    this.deadLetters.push({ job: this.taken.get(delivery.id)!, failure });
+    this.taken.delete(delivery.id);
+  }
+
+  async stats(): Promise<InboxStats> {
+    const delayed = this.waiting.filter((job) => job.dueAt > Date.now()).length;
+    return {
+      waiting: this.waiting.length - delayed,
+      active: this.taken.size,
+      delayed,
+      depth: this.waiting.length,
+      oldestWaitingMs: undefined,
+      deadLettered: this.deadLetters.length,
+    } as InboxStats;
+  }
+
+  #requeue(delivery: MemoryDelivery, attempt: number, delayMs: number): void {
+    const job = this.taken.get(delivery.id)!;
+    this.taken.delete(delivery.id);
+    this.waiting.push({ ...job, attempt, dueAt: Date.now() + delayMs, crashes: undefined });
+  }
+}
+
+type Logged = { level: string; record: Record<string, unknown>; message: string };
+
+const closing: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closing.splice(0)) await close();
+});
+
+function setup(options: { attempts?: number; maxCrashes?: number; concurrency?: number } = {}) {
+  const transport = new MemoryTransport();
+  const logged: Logged[] = [];
+  const capture = (level: string) => (record: object, message?: string) => {
+    logged.push({ level, record: record as Record<string, unknown>, message: message ?? '' });
+  };
+  const logger = { info: capture('info'), warn: capture('warn'), error: capture('error') };
+  const errors: WebhookError[] = [];
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store: new MemoryStore(),
+    logger: { info() {}, warn() {}, error() {} },
+  });
+  webhooks.onError((error) => {
+    errors.push(error);
+  });
+  const start = () => {
+    const worker = new InboxWorkerCore(
+      webhooks,
+      transport,
+      {
+        concurrency: options.concurrency ?? 4,
+        attempts: options.attempts ?? 3,
+        retries: schedule([20], 'test'),
+        handlerTimeoutMs: undefined,
+        acceptUnsealedEntries: false,
+        ...(options.maxCrashes === undefined ? {} : { maxCrashes: options.maxCrashes }),
+        monitor: undefined,
+      },
+      logger,
+    );
+    closing.push(() => worker.close(true));
+    return worker;
+  };
+  const entry = async (type = 'user.created') =>
+    sealed(
+      { event: createTestEvent(type as 'user.created'), receivedAt: Date.now(), secretIndex: 0 },
+      SECRET,
+    );
+  return { transport, logged, errors, webhooks, start, entry };
+}
+
+async function waitUntil(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('a failing handler is retried on the schedule with the next attempt, then acknowledged once', async () => {
+  const { transport, logged, webhooks, start, entry } = setup({ attempts: 3 });
+  const seen: number[] = [];
+  webhooks.on('user.created', (_event, ctx) => {
+    seen.push(ctx.attempt);
+    if (ctx.attempt < 3) throw new Error(`crm down (attempt ${ctx.attempt})`);
+  });
+  transport.add(await entry());
+  start();
+  await waitUntil('the event to be acknowledged', () => transport.acknowledged.length === 1);
+  expect(seen).toEqual([1, 2, 3]);
+  const retries = logged.filter(({ message }) => message === 'webhook inbox: attempt failed; retrying');
+  expect(
+    retries.map(({ record }) => [record.inbox, record.attempt, record.nextAttemptInMs, record.error]),
+  ).toEqual([
+    ['memory-inbox', 1, 20, 'handler_failed: crm down (attempt 1)'],
+    ['memory-inbox', 2, 20, 'handler_failed: crm down (attempt 2)'],
+  ]);
+  expect(transport.deadLetters).toHaveLength(0);
+});
+
+test('the last failure is dead-lettered with its cause, logged, and reported to onError once', async () => {
+  const { transport, logged, errors, webhooks, start, entry } = setup({ attempts: 2 });
+  webhooks.on('user.created', () => {
+    throw new Error('crm down');
+  });
+  const queued = await entry();
+  transport.add(queued);
+  start();
+  await waitUntil('the dead letter', () => transport.deadLetters.length === 1);
+  const { failure } = transport.deadLetters[0]!;
+  expect(failure).toMatchObject({ reason: 'last-attempt', attempt: 2, message: 'handler_failed: crm down' });
+  expect(failure.stack).toContain('Error: crm down');
+  await waitUntil('the report', () => errors.some((error) => error instanceof EventDeadLetteredError));
+  const reported = errors.filter(
+    (error) => error instanceof EventDeadLetteredError,
+  ) as EventDeadLetteredError[];
+  expect(reported).toHaveLength(1);
+  expect(reported[0]!.attempts).toBe(2);
+  expect(reported[0]!.message).toContain(queued.event.id);
+  const line = logged.find(({ message }) => message === 'webhook inbox: event dead-lettered');
+  expect(line?.record).toMatchObject({
+    jobId: 1,
+    eventId: queued.event.id,
+    attempt: 2,
+    reason: 'last-attempt',
+  });
+});
+
+test('an event that crashed more workers than maxCrashes is dead-lettered without running a handler', async () => {
+  const { transport, logged, webhooks, start, entry } = setup({ maxCrashes: 2 });
+  let runs = 0;
+  webhooks.on('user.created', () => {
+    runs++;
+  });
+  transport.add(await entry(), { crashes: 3 });
+  transport.add(await entry(), { crashes: 2 });
+  start();
+  await waitUntil(
+    'one dead letter and one acknowledgement',
+    () => transport.deadLetters.length === 1 && transport.acknowledged.length === 1,
+  );
+  expect(runs).toBe(1);
+  expect(transport.deadLetters[0]!.failure.reason).toBe('crashed');
+  expect(transport.deadLetters[0]!.failure.message).toContain('abandoned by 3 workers');
+  const recovered = logged.filter(({ message }) =>
+    message.startsWith('webhook inbox: event abandoned by a worker'),
+  );
+  expect(recovered.map(({ record }) => record.crashes)).toEqual([3, 2]);
+});
+
+test('receive trouble is said once a minute, and the worker keeps receiving', async () => {
+  const { transport, logged, webhooks, start, entry } = setup();
+  webhooks.on('user.created', () => {});
+  transport.failReceives = 5;
+  transport.add(await entry());
+  start();
+  await waitUntil('the event to be acknowledged', () => transport.acknowledged.length === 1);
+  const warnings = logged.filter(
+    ({ message }) => message === 'webhook inbox: cannot receive from memory; retrying',
+  );
+  expect(warnings).toHaveLength(1);
+  expect(String((warnings[0]!.record.err as Error).message)).toBe('the queue is unreachable');
+});
+
+test('a graceful close waits for the running handler and records its outcome; a forced one records nothing', async () => {
+  const { transport, webhooks, start, entry } = setup();
+  let release: () => void = () => {};
+  webhooks.on('user.created', () => new Promise<void>((resolve) => (release = resolve)));
+  transport.add(await entry());
+  const graceful = start();
+  await waitUntil('the handler to run', () => graceful.running === 1);
+  let closed = false;
+  const closes = graceful.close().then(() => (closed = true));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(closed).toBe(false);
+  release();
+  await closes;
+  expect(transport.acknowledged).toEqual([1]);
+
+  transport.add(await entry());
+  const forced = start();
+  await waitUntil('the second handler to run', () => forced.running === 1);
+  await forced.close(true);
+  release();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  // Left as it was taken: it comes back by the engine's lease, as after a crash.
+  expect(transport.acknowledged).toEqual([1]);
+  expect(transport.taken.has(2)).toBe(true);
+});
