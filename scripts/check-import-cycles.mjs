@@ -9,8 +9,8 @@
 // Imports are resolved as TypeScript resolves them with the repository's tsconfig, so a
 // package self-reference (`service-webhooks/core`) is followed to its source like a relative one.
 //
-// Usage: node scripts/check-import-cycles.mjs [--root DIR] [--tsconfig FILE] [folder...]
-//   (defaults: the repository root, its tsconfig.json, and the folders src and adapters)
+// Usage, from the repository root: node scripts/check-import-cycles.mjs [--tsconfig FILE] [folder...]
+//   (defaults: tsconfig.json and the folders src and adapters)
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -139,17 +139,15 @@ function circleThrough(graph, members) {
 
 function main(argv) {
   const started = performance.now();
-  const here = dirname(fileURLToPath(import.meta.url));
-  let root = resolve(here, '..');
-  let tsconfig;
+  const root = process.cwd();
+  let tsconfig = 'tsconfig.json';
   const folders = [];
   for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === '--root') root = resolve(argv[++i]);
-    else if (argv[i] === '--tsconfig') tsconfig = resolve(argv[++i]);
+    if (argv[i] === '--tsconfig') tsconfig = argv[++i];
     else folders.push(argv[i]);
   }
   if (folders.length === 0) folders.push('src', 'adapters');
-  const compilerOptions = compilerOptionsOf(tsconfig ?? join(root, 'tsconfig.json'));
+  const compilerOptions = compilerOptionsOf(resolve(root, tsconfig));
   const files = folders.flatMap((folder) => sourceFilesBelow(resolve(root, folder)));
   const circles = importCircles(importGraph(files, compilerOptions));
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -162,7 +160,9 @@ function main(argv) {
   for (const { members, circle } of circles) {
     console.error(`\n  ${circle.map(shown).join('\n    -> ')}`);
     if (members.length > circle.length - 1) {
-      console.error(`  (one circle of ${members.length} files that import each other: ${members.map(shown).join(', ')})`);
+      console.error(
+        `  (one circle of ${members.length} files that import each other: ${members.map(shown).join(', ')})`,
+      );
     }
   }
   console.error(
