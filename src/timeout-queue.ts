@@ -14,6 +14,13 @@ export interface PendingTimeout {
  *
  * The timer is unref'd: a timeout only ever answers a delivery that something else (a server, the
  * Lambda runtime, a pending handler) is already keeping the process alive for.
+ *
+ * @example
+ * ```ts
+ * const deadlines = new TimeoutQueue(2_000);
+ * const pending = deadlines.add(() => console.warn('no answer in 2 s'));
+ * deadlines.cancel(pending); // answered in time
+ * ```
  */
 export class TimeoutQueue {
   readonly #ms: number;
