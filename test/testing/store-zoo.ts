@@ -9,31 +9,25 @@
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks';
 import { StoreUnavailableError } from 'service-webhooks';
 
-export type ZooFlaw =
+/** Each a realistic bug a store author makes; {@link ZooFlaw} is derived from this one list. */
+export const ZOO_FLAWS = [
   /** Reads the record, then writes it in a second round trip: two claims can both see it free. */
-  | 'claim reads then writes across an await'
-  /** A completed record keeps its token, and release deletes whatever record holds the caller's token. */
-  | 'release undoes a completion made with the same token'
-  /** "Margin for clock skew", applied on the wrong side: the lease is counted as ended 10% early. */
-  | 'lease counted as ended a little early'
-  /** The completion's TTL counts from the claim (the record's creation time), not from the completion. */
-  | "completion's TTL counted from the claim"
-  /** Renew hands leaseMs to a seconds-based expiry (Redis EX instead of PX): 1,000 times too long. */
-  | 'renewal in the wrong unit'
-  /** Keys compared as a case- and accent-insensitive collation compares them (utf8mb4_0900_ai_ci). */
-  | 'keys compared case- and accent-insensitively'
-  /** "Fail open": a claim whose backend request threw answers 'claimed', so no event is ever dropped. */
-  | "answers 'claimed' when the backend threw";
-
-export const ZOO_FLAWS: readonly ZooFlaw[] = [
   'claim reads then writes across an await',
+  /** A completed record keeps its token, and release deletes whatever record holds the caller's token. */
   'release undoes a completion made with the same token',
+  /** "Margin for clock skew", applied on the wrong side: the lease is counted as ended 10% early. */
   'lease counted as ended a little early',
+  /** The completion's TTL counts from the claim (the record's creation time), not from the completion. */
   "completion's TTL counted from the claim",
+  /** Renew hands leaseMs to a seconds-based expiry (Redis EX instead of PX): 1,000 times too long. */
   'renewal in the wrong unit',
+  /** Keys compared as a case- and accent-insensitive collation compares them (utf8mb4_0900_ai_ci). */
   'keys compared case- and accent-insensitively',
+  /** "Fail open": a claim whose backend request threw answers 'claimed', so no event is ever dropped. */
   "answers 'claimed' when the backend threw",
-];
+] as const;
+
+export type ZooFlaw = (typeof ZOO_FLAWS)[number];
 
 interface ZooRecord {
   readonly state: 'in_progress' | 'completed';
@@ -52,6 +46,15 @@ export interface ZooStoreOptions {
   readonly fault?: ((operation: string) => Promise<void>) | undefined;
 }
 
+/**
+ * What one backend request does with the record it finds at `now`: the record to write (`null`
+ * deletes it; none leaves it), and the answer.
+ */
+type Decide<T> = (
+  record: ZooRecord | undefined,
+  now: number,
+) => { write?: ZooRecord | null | undefined; answer: T };
+
 const roundTrip = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The backend: records by key, each request a round trip; `atomically` decides and writes in one. */
@@ -65,14 +68,7 @@ class Backend {
   ) {}
 
   /** One request that reads and writes in one step (a conditional write, a Lua script). */
-  async atomically<T>(
-    operation: string,
-    key: string,
-    decide: (
-      record: ZooRecord | undefined,
-      now: number,
-    ) => { write?: ZooRecord | null | undefined; answer: T },
-  ): Promise<T> {
+  async atomically<T>(operation: string, key: string, decide: Decide<T>): Promise<T> {
     await this.fault(`${operation} request`);
     await roundTrip();
     const stored = this.keyOf(key);
@@ -187,14 +183,7 @@ export class ZooStore implements IdempotencyStore {
     });
   }
 
-  async #call<T>(
-    operation: string,
-    key: string,
-    decide: (
-      record: ZooRecord | undefined,
-      now: number,
-    ) => { write?: ZooRecord | null | undefined; answer: T },
-  ): Promise<T> {
+  async #call<T>(operation: string, key: string, decide: Decide<T>): Promise<T> {
     try {
       return await this.#backend.atomically(operation, key, decide);
     } catch (cause) {
