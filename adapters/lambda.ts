@@ -14,13 +14,14 @@ import {
   type Webhooks,
 } from 'service-webhooks/core';
 import { decodeBase64, decodedLength } from './internal/base64-body.js';
-import { type EventProcessor, processorFor } from './internal/lambda-event-source.js';
+import {
+  type EventProcessor,
+  type LambdaWebhookEvent,
+  type LambdaWebhookResult,
+  processorFor,
+} from './internal/lambda-event-source.js';
 
-/**
- * The events one handler accepts: API Gateway REST (v1) and HTTP API (v2), ALB. A Function URL event is
- * an `APIGatewayProxyEventV2` (`LambdaFunctionURLEvent` is an alias of it).
- */
-export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
+export type { LambdaWebhookEvent, LambdaWebhookResult } from './internal/lambda-event-source.js';
 
 /**
  * A Lambda handler whose answer has the shape its event source expects. `context` is optional only so
@@ -42,9 +43,6 @@ export interface LambdaWebhookHandler {
     context?: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<LambdaWebhookResult>;
 }
-
-/** What the handler answers, in the shape of the event it was given. */
-export type LambdaWebhookResult = APIGatewayProxyResult | APIGatewayProxyStructuredResultV2 | ALBResult;
 
 /**
  * Time kept back from the function's remaining time: enough to serialise the answer and return it

@@ -29,6 +29,12 @@ import type { EventSchemas, IdempotencyStore, NoSchemas, Webhooks, WebhooksOptio
 
 export { answerNow } from './answer-now.js';
 export type { BodyBudget } from './body-budget.js';
+/**
+ * @internal The core's one bound on a promise in time (store calls, schemas), for the plug-ins that
+ * need one too (`openTelemetry()`'s read of an inbox engine's gauges). Not part of the public API; it
+ * may change in any release.
+ */
+export { DeadlineExceeded, withDeadline } from './deadline.js';
 export {
   ConfigurationError,
   EventDeadLetteredError,
@@ -101,6 +107,8 @@ export type {
   TelemetryStep,
   WebhookTelemetry,
 } from './telemetry.js';
+/** @internal The timer `withDeadline` arms; see above. */
+export { TimeoutQueue } from './timeout-queue.js';
 export type {
   AnyWebhookEvent,
   BackgroundErrorListener,

@@ -1,6 +1,14 @@
 import type { TimeoutQueue } from './timeout-queue.js';
 
-/** Raised when a store call misses its deadline. */
+/**
+ * Raised when a promise bounded by {@link withDeadline} misses its deadline (a store call, a schema,
+ * the inbox gauges' read).
+ *
+ * @example
+ * ```ts
+ * const late = new DeadlineExceeded('store.claim', 2_000); // "store.claim did not answer within 2000 ms."
+ * ```
+ */
 export class DeadlineExceeded extends Error {
   override name = 'DeadlineExceeded';
   constructor(what: string, ms: number) {
@@ -8,7 +16,15 @@ export class DeadlineExceeded extends Error {
   }
 }
 
-/** Settle with `promise`, or reject with DeadlineExceeded once a timeout of `deadlines` passes. */
+/**
+ * Settle with `promise`, or reject with DeadlineExceeded once a timeout of `deadlines` passes.
+ *
+ * @example
+ * ```ts
+ * const storeDeadlines = new TimeoutQueue(2_000);
+ * const claim = await withDeadline(store.claim(key, token, leaseMs), storeDeadlines, 'store.claim');
+ * ```
+ */
 export function withDeadline<T>(
   promise: T | PromiseLike<T>,
   deadlines: TimeoutQueue,

@@ -8,7 +8,6 @@ import {
   MissingSignatureError,
   PayloadTooLargeError,
   SecretUnavailableError,
-  type WebhookError,
 } from './errors.js';
 import { chain, type Eventual, isThenable } from './eventual.js';
 import { InboxSeal } from './inbox-seal.js';
@@ -20,29 +19,14 @@ import { secretList } from './secrets.js';
 import { createVerifier, type SignatureCheck, type Verifier } from './signature.js';
 import type { TimeoutQueue } from './timeout-queue.js';
 import type { RawBody, SecretOption, WebhookEvent } from './types.js';
+import type { Verified } from './verified-delivery.js';
 
 /** Events dated further ahead than this are refused as forged or mis-clocked. */
 const MAX_FUTURE_SKEW_SECONDS = 300;
 /** Kept beyond the acceptance window: `created` is whole seconds and store clocks round. */
 const CLOCK_MARGIN_MS = 1_000;
 
-/** What steps 1 to 4 found: an event to claim, or the refusal to answer. */
-export type Verified =
-  | {
-      readonly ok: true;
-      readonly event: WebhookEvent;
-      readonly secretIndex: number;
-      /** How long the id must be remembered once handled: until the event can no longer be accepted. */
-      readonly rememberMs: number;
-      /** The clock read for the age check (Unix ms): when the delivery was received, to the handlers. */
-      readonly receivedAt: number;
-      /** The id as verified, set when `event` is a schema's output (which may not carry it as it was). */
-      readonly eventId?: string;
-    }
-  | { readonly ok: false; readonly error: WebhookError };
-
-/** An event that passed steps 1 to 4, with what its run needs to know of the delivery. */
-export type Accepted = Extract<Verified, { readonly ok: true }>;
+export type { Accepted, Verified } from './verified-delivery.js';
 
 type SecretSource = () => SecretOption | Promise<SecretOption>;
 

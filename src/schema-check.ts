@@ -1,10 +1,10 @@
 import { withDeadline } from './deadline.js';
-import type { Accepted } from './delivery-verifier.js';
 import { ConfigurationError, EventSchemaError, type EventSchemaIssue, SchemaTimeoutError } from './errors.js';
 import type { Eventual } from './eventual.js';
 import type { StandardSchemaIssue, StandardSchemaProps, StandardSchemaResult } from './standard-schema.js';
 import type { TimeoutQueue } from './timeout-queue.js';
 import type { WebhookEvent } from './types.js';
+import type { Accepted } from './verified-delivery.js';
 
 /** A schema key: an event type, `resource.action` (no wildcard: a schema checks one type's shape). */
 const EVENT_TYPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;

@@ -1,6 +1,6 @@
+import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { WebhookError } from './errors.js';
 import type { Eventual } from './eventual.js';
-import type { DeliveryOutcome } from './types.js';
 
 /**
  * What the receiver tells a telemetry plug-in about its deliveries: the seam that

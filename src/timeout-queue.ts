@@ -27,6 +27,13 @@ export interface PendingTimeout {
  * not have to wait), whose reaction runs first and cancels it. Those never arm a timer at all: a
  * process's first Node timer costs about 0.2 ms (the timer lists, async ids), a tenth of a Lambda's
  * first delivery.
+ *
+ * @example
+ * ```ts
+ * const deadlines = new TimeoutQueue(2_000);
+ * const pending = deadlines.add(() => console.warn('no answer in 2 s'));
+ * deadlines.cancel(pending); // answered in time
+ * ```
  */
 export class TimeoutQueue {
   readonly #ms: number;

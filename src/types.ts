@@ -3,6 +3,7 @@
  * reads in one place. Runtime code lives in the files named after each concept.
  */
 import type { BodyBudget } from './body-budget.js';
+import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { WebhookError } from './errors.js';
 import type { InferSchemaOutput, StandardSchemaV1 } from './standard-schema.js';
 import type { WebhookTelemetry } from './telemetry.js';
@@ -415,12 +416,7 @@ export interface WebhookLogger {
   error(record: DeliveryRecord, message?: string): unknown;
 }
 
-/**
- * What happened to one delivery: handled (2xx after running handlers or finding none), queued (2xx
- * once the inbox held it; a worker's run is logged as handled or failed), duplicate
- * (already handled), rejected (4xx, the sender's fault) or failed (5xx, ours; the sender retries).
- */
-export type DeliveryOutcome = 'handled' | 'queued' | 'duplicate' | 'rejected' | 'failed';
+export type { DeliveryOutcome } from './delivery-outcome.js';
 
 /**
  * The record the logger receives. It never holds a secret or a body.

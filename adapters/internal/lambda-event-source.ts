@@ -1,12 +1,27 @@
-import type { ALBEvent, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type {
+  ALBEvent,
+  ALBResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyEventV2,
+  APIGatewayProxyResult,
+  APIGatewayProxyStructuredResultV2,
+} from 'aws-lambda';
 import type { WebhookResponse } from 'service-webhooks/core';
-import type { LambdaWebhookEvent, LambdaWebhookResult } from '../lambda.js';
 
 /**
  * The Lambda adapter's event sources: API Gateway payload 1.0 (REST APIs), payload 2.0 (HTTP APIs,
  * Function URLs) and ALB, each told from the event's shape once, with the request it gives and the
  * answer it takes.
  */
+
+/**
+ * The events one handler accepts: API Gateway REST (v1) and HTTP API (v2), ALB. A Function URL event is
+ * an `APIGatewayProxyEventV2` (`LambdaFunctionURLEvent` is an alias of it).
+ */
+export type LambdaWebhookEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
+
+/** What the handler answers, in the shape of the event it was given. */
+export type LambdaWebhookResult = APIGatewayProxyResult | APIGatewayProxyStructuredResultV2 | ALBResult;
 
 /** An ALB answer needs its status line's reason phrase (`statusDescription`). */
 const REASONS: Readonly<Record<number, string>> = {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { SENDER_SCHEDULE } from 'service-webhooks/core';
 import { type DevServer, startDevServer } from '../dashboard/dev-server.js';
 import {
+  isLoopbackHost,
   isTestKey,
   privateTempFolder,
   privateTempFolderPath,
@@ -55,8 +56,6 @@ Your receiver's side (which handlers' outcome, how long, the error and its stack
 matched): add logger: devReporter() from service-webhooks/dev to createWebhooks, and start the
 receiver with SERVICE_WEBHOOKS_DEV_URL set to the report address printed at start. Without that
 variable devReporter does nothing.`;
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /** Where the dashboard's page was built: beside the bundled CLI (dist/dashboard), or dist/ from a clone. */
 function assetsFolder(): string {
@@ -206,7 +205,7 @@ export async function runDev(
       ...(inbox === null
         ? []
         : [`  inbox           ${inbox.admin.engine} at ${redactUrl(String(flags.inbox ?? ''))}`]),
-      ...(LOOPBACK.has(host)
+      ...(isLoopbackHost(host)
         ? []
         : [`  warning: listening on ${host}, not loopback: anyone who can reach it can send events`]),
       '  stop with Ctrl-C',

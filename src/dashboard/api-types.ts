@@ -51,15 +51,41 @@ export interface DevAttempt {
   readonly receiver: ReceiverReport | null;
 }
 
-/** Why a delivery was made, beside the events the sandbox's own API causes. */
-export type DeliveryLabel =
-  | 'sent'
-  | 'replay'
-  | 'edited'
-  | 'forged_signature'
-  | 'stale_created'
-  | 'concurrent_copy'
-  | 'api';
+/**
+ * Why a delivery was made, beside the events the sandbox's own API causes: the one list,
+ * {@link DeliveryLabel} is derived from it.
+ *
+ * @example
+ * ```ts
+ * const label: DeliveryLabel = DELIVERY_LABELS.includes(raw as DeliveryLabel) ? (raw as DeliveryLabel) : 'api';
+ * ```
+ */
+export const DELIVERY_LABELS = [
+  'sent',
+  'replay',
+  'edited',
+  'forged_signature',
+  'stale_created',
+  'concurrent_copy',
+  'api',
+] as const;
+
+/** One of {@link DELIVERY_LABELS}. */
+export type DeliveryLabel = (typeof DELIVERY_LABELS)[number];
+
+/**
+ * What a Send button makes (see {@link SendRequest}'s `case`): the one list, {@link SendCase} is
+ * derived from it.
+ *
+ * @example
+ * ```ts
+ * await fetch('/_dev/api/send', { method: 'POST', body: JSON.stringify({ type: 'user.created', case: SEND_CASES[1] }) });
+ * ```
+ */
+export const SEND_CASES = ['sent', 'forged_signature', 'stale_created', 'concurrent_copies'] as const;
+
+/** One of {@link SEND_CASES}. */
+export type SendCase = (typeof SEND_CASES)[number];
 
 /** A delivery as the dashboard shows it: the sandbox's record with the attempts' details. */
 export interface DevDelivery {
@@ -131,7 +157,7 @@ export interface SendRequest {
    * (`created` two days old; signed correctly), `concurrent_copies` (two deliveries of one event at
    * the same moment; expect one handled and one duplicate or 409). @default 'sent'
    */
-  readonly case?: 'sent' | 'forged_signature' | 'stale_created' | 'concurrent_copies';
+  readonly case?: SendCase;
 }
 
 /** The inbox panel: its figures and the first page of dead letters. */

@@ -1,15 +1,5 @@
 import type { Delivery } from '../sandbox/index.js';
-import type { DeliveryLabel, DevDelivery } from './api-types.js';
-
-const LABELS: readonly DeliveryLabel[] = [
-  'sent',
-  'replay',
-  'edited',
-  'forged_signature',
-  'stale_created',
-  'concurrent_copy',
-  'api',
-];
+import { DELIVERY_LABELS, type DeliveryLabel, type DevDelivery } from './api-types.js';
 
 /**
  * A sandbox delivery as the page shows it. Deliveries made through the sandbox's API (creating a user
@@ -21,7 +11,7 @@ export function toDevDelivery(
   sending: boolean,
   revision: number,
 ): DevDelivery {
-  const label = (LABELS as readonly string[]).includes(delivery.label ?? '')
+  const label = (DELIVERY_LABELS as readonly string[]).includes(delivery.label ?? '')
     ? (delivery.label as DeliveryLabel)
     : 'api';
   return {

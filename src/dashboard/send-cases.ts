@@ -11,12 +11,11 @@ import { isPlainObject } from '../parsing/plain-object.js';
 import type { DeliveryScheduler } from '../sandbox/delivery-scheduler.js';
 import { newId } from '../sandbox/ids.js';
 import type { Delivery } from '../sandbox/index.js';
-import type { SendRequest } from './api-types.js';
+import { SEND_CASES, type SendRequest } from './api-types.js';
 import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
 
 /** How old `created` is in the `stale_created` case: two days, past any sensible tolerance. */
 const STALE_SECONDS = 2 * 24 * 3600;
-const CASES = ['sent', 'forged_signature', 'stale_created', 'concurrent_copies'] as const;
 
 /** How many handed-out samples are remembered, to tell a sample sent as it was from an edited one. */
 const ISSUED_SAMPLES = 100;
@@ -61,8 +60,8 @@ export function send(context: DashboardContext, body: unknown): Delivery[] {
     throw new DashboardApiError(400, 'invalid_request', 'The body must be a JSON object.');
   const request = body as SendRequest;
   const sendCase = request.case ?? 'sent';
-  if (!(CASES as readonly string[]).includes(sendCase)) {
-    throw new DashboardApiError(400, 'invalid_case', `case must be one of ${CASES.join(', ')}.`);
+  if (!(SEND_CASES as readonly string[]).includes(sendCase)) {
+    throw new DashboardApiError(400, 'invalid_case', `case must be one of ${SEND_CASES.join(', ')}.`);
   }
   let event = eventOf(request);
   const { account, scheduler } = context;

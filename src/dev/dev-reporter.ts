@@ -12,6 +12,7 @@ import {
   KEEPS_STDERR,
   type WebhookLogger,
 } from 'service-webhooks/core';
+import { isLoopbackHost } from '../sandbox/loopback.js';
 import {
   DEV_TOKEN_HEADER,
   DEV_URL_ENV,
@@ -229,7 +230,7 @@ export function devReporter(options: DevReporterOptions = {}): DevReporter {
     );
     return idle;
   }
-  if (!isLoopback(target.url.hostname)) {
+  if (!isLoopbackHost(target.url.hostname)) {
     console.warn(
       `${PREFIX} not reporting to ${target.shown}: only a loopback host (127.0.0.1, ::1, localhost) is reported to, since reports carry error messages and stacks. Check ${fromOption ? 'the url option' : DEV_URL_ENV}.`,
     );
@@ -267,16 +268,6 @@ function parseTarget(raw: string, fromOption: boolean): Target {
   url.password = '';
   url.hash = '';
   return { url, shown: url.href, token };
-}
-
-/** 127.0.0.0/8, ::1 (and its IPv4-mapped form of 127/8), localhost and *.localhost. */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
-  if (host === '[::1]') return true;
-  // WHATWG URL writes ::ffff:127.x.y.z as [::ffff:7fxx:yyzz].
-  return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
 }
 
 /** How much may wait to be posted. */

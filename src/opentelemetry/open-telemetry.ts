@@ -17,7 +17,9 @@ import {
   type DeliveryTelemetry,
   type InboxGauges,
   type InboxRunStart,
+  TimeoutQueue,
   type WebhookTelemetry,
+  withDeadline,
 } from 'service-webhooks/core';
 import { registeredGlobals, unseenGlobals } from './api-check.js';
 import { ATTRIBUTES, boundedEventType } from './attributes.js';
@@ -73,6 +75,8 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
   /** Whether the meter records: false for the API's no-op meter (no SDK when first used). */
   #metering = false;
   #checked = false;
+  /** Bounds each collection's read of an inbox engine's gauges; its timer is unref'd, so a collection never keeps a process alive. */
+  readonly #gaugeDeadlines = new TimeoutQueue(GAUGE_READ_TIMEOUT_MS);
 
   constructor(options: OpenTelemetryOptions) {
     this.#usesGlobals = {
@@ -190,7 +194,7 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
           reading = undefined;
         });
       // Given up, the SDK reports the rejection as a collection error and exports the rest.
-      const gauges = await withinTime(reading, GAUGE_READ_TIMEOUT_MS);
+      const gauges = await withDeadline(reading, this.#gaugeDeadlines, 'service-webhooks: the inbox gauges');
       const attributes = { [ATTRIBUTES.queue]: gauges.queue };
       result.observe(depth, gauges.depth, attributes);
       result.observe(oldestAge, gauges.oldestAgeSeconds, attributes);
@@ -212,20 +216,6 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     this.#instruments = createInstruments(this.#meter);
     return this.#instruments;
   }
-}
-
-/** `pending`, or a rejection once `ms` have passed without it settling. */
-function withinTime<T>(pending: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`service-webhooks: the inbox gauges were not read within ${ms} ms`)),
-      ms,
-    );
-    // A collection must never be what keeps a process alive.
-    timer.unref?.();
-  });
-  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -16,6 +16,7 @@
 export { DEFAULT_TEST_KEY, isTestKey } from './api-keys.js';
 export { DataFileError } from './data-file.js';
 export { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
+export { isLoopbackHost } from './loopback.js';
 export { checkClient, type OAuthClient } from './oauth/clients.js';
 export type { TokenResponse } from './oauth/token-issuer.js';
 export { MAX_PAGE_LIMIT } from './pagination.js';

@@ -19,23 +19,6 @@ const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 const WILDCARDS = new Set(['0.0.0.0', '::', '']);
 
 /**
- * Whether `host` (a `--host` value) is a loopback name or address: only processes on this machine can
- * connect, and the one way a web page elsewhere reaches it is through the browser, which the guard
- * stops.
- *
- * @example
- * ```ts
- * isLoopbackHost('127.0.0.1'); // true
- * isLoopbackHost('0.0.0.0'); // false: every interface
- * ```
- */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (bare === 'localhost' || bare === '::1') return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
-}
-
-/**
  * The names a server bound to `host` on `port` answers to: loopback's, and `host` itself when it is
  * a name or an address of its own (not a wildcard such as 0.0.0.0, which names no one).
  *

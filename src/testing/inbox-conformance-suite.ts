@@ -1,18 +1,8 @@
-/**
- * The executable form of the docs' "What is guaranteed" (https://service-webhooks.github.io/service-webhooks/inbox/#what-is-guaranteed) for inbox engines: each test
- * drives an engine through {@link InboxUnderTest} with real receivers (createWebhooks) on one shared
- * in-memory store, and throws {@link InboxConformanceError} naming the rule broken and what it saw.
- */
-
-import type { InboxBackoff } from 'service-webhooks/core';
 import {
   type AnyWebhookEvent,
   ConfigurationError,
   DeadLetterError,
   EventDeadLetteredError,
-  type InboxAdmin,
-  type InboxQueue,
-  type Webhooks,
 } from 'service-webhooks/core';
 import { deliver } from './deliver.js';
 import { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
@@ -29,6 +19,7 @@ import {
   SHORT_LEASE,
   Trial,
 } from './inbox-trial.js';
+import type { InboxUnderTest } from './inbox-under-test.js';
 
 export { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
 
@@ -77,79 +68,6 @@ export interface InboxConformanceOptions {
    * @default 1_000
    */
   readonly recoveryMs?: number;
-}
-
-/**
- * One engine's inbox, as the suite drives it: the door's queue, its admin, and workers it can start,
- * stop, and crash.
- *
- * @example
- * ```ts
- * const underTest: InboxUnderTest = { inbox, admin, startWorker, enqueueRaw, close };
- * ```
- */
-export interface InboxUnderTest {
-  /** The door's side: what `createWebhooks({ inbox })` is given. */
-  readonly inbox: InboxQueue;
-  /** The admin of the same inbox. */
-  readonly admin: InboxAdmin;
-  /** Start a worker that runs `webhooks` on this inbox's events; resolves once it takes events. */
-  startWorker(webhooks: Webhooks, options: WorkerUnderTestOptions): Promise<WorkerUnderTest>;
-  /**
-   * Write `entry` as another producer might, past the door's checks (a poison message): the suite
-   * passes values that are not valid entries.
-   */
-  enqueueRaw(entry: unknown, key: string): Promise<void>;
-  /**
-   * Optional: a door's queue on this engine that cannot reach its backend (a closed client, a port
-   * nobody listens on), whose `enqueue` must reject. Given, the suite checks that the door answers 503
-   * `inbox_unavailable` rather than 200; engines cannot be taken down generically, so it is the
-   * engine's to provide.
-   */
-  unreachableInbox?(): InboxQueue;
-  /** Stop every worker still running, delete the queue, close the clients. */
-  close(): Promise<void>;
-}
-
-/**
- * The worker settings the suite asks for: short schedules, so a test ends in seconds.
- *
- * @example
- * ```ts
- * await underTest.startWorker(webhooks, { attempts: 3, backoff: [1_000], recoveryMs: 2_000 });
- * ```
- */
-export interface WorkerUnderTestOptions {
-  /** Attempts before an event is dead-lettered, the first included. */
-  readonly attempts: number;
-  /** The delays between attempts. */
-  readonly backoff: InboxBackoff;
-  /** Events run at once. @default the engine's */
-  readonly concurrency?: number;
-  /**
-   * How soon after a worker died its events may be handed out again: the engine's lock, lease or
-   * visibility timeout, as short as it allows.
-   */
-  readonly recoveryMs: number;
-}
-
-/**
- * A worker the suite started.
- *
- * @example
- * ```ts
- * await worker.crash(); // as SIGKILL would: nothing acknowledged, nothing released
- * ```
- */
-export interface WorkerUnderTest {
-  /** Stop as on SIGTERM: take no more events, let the running ones settle. */
-  close(): Promise<void>;
-  /**
-   * Stop as SIGKILL would, as far as one process can: take no more events and abandon the running
-   * ones, acknowledging, failing, renewing and releasing nothing, so the engine must recover them as
-   * after a crash. (The suite cuts the dead worker off from the store itself.)
-   */
-  crash(): Promise<void>;
 }
 
 /** Throws ConfigurationError for the first option that is wrong, before any test is registered. */

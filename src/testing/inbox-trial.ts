@@ -21,7 +21,7 @@ import {
 import { createTestEvent } from './create-test-event.js';
 import { deliver } from './deliver.js';
 import { InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
-import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from './inbox-conformance-suite.js';
+import type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from './inbox-under-test.js';
 import { SequentialStoreModel } from './store-model.js';
 
 /** The secret every receiver of a trial verifies with. */

@@ -25,11 +25,9 @@ export {
   InboxConformanceError,
   type InboxConformanceOptions,
   type InboxRule,
-  type InboxUnderTest,
   inboxConformanceSuite,
-  type WorkerUnderTest,
-  type WorkerUnderTestOptions,
 } from './inbox-conformance-suite.js';
+export type { InboxUnderTest, WorkerUnderTest, WorkerUnderTestOptions } from './inbox-under-test.js';
 export {
   checkLinearizable,
   type KeyVerdict,

@@ -14,8 +14,10 @@ import {
   type WebhookError,
   type WebhookLogger,
 } from 'service-webhooks';
+import { openTelemetry } from 'service-webhooks/opentelemetry';
 import { createTestEvent, deliver, signPayload } from 'service-webhooks/testing';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { startOpenTelemetry } from '../support/opentelemetry.js';
 import { sleep } from '../support/sleep.js';
 import { FaultyStore, SpyStore } from './spy-store.js';
 
@@ -400,6 +402,63 @@ describe('a handler that mutates the event', () => {
     expect(retry.headers['x-webhook-duplicate']).toBe('true');
     expect(runs).toBe(1);
     expect(errors).toEqual([]);
+  });
+});
+
+describe('telemetry on, an asynchronous store: a failed delivery gives its claim back', () => {
+  /** A SpyStore (its calls answer with promises) that also keeps each claim's and release's key and token. */
+  class KeyedSpyStore extends SpyStore {
+    readonly claims: (readonly [key: string, token: string])[] = [];
+    readonly releases: (readonly [key: string, token: string])[] = [];
+    override claim(key: string, token: string, leaseMs: number) {
+      this.claims.push([key, token]);
+      return super.claim(key, token, leaseMs);
+    }
+    override release(key: string, token: string) {
+      this.releases.push([key, token]);
+      return super.release(key, token);
+    }
+  }
+
+  test("the release step runs store.release with the claim's key and token, and the retry right after is claimed, not 409", async () => {
+    // Through the telemetry step around store.release: a run that skipped the release there kept the
+    // claim for the whole lease (45 s), so the sender's retry got 409 in_progress instead of a run.
+    const otel = startOpenTelemetry();
+    try {
+      const store = new KeyedSpyStore();
+      const secret = 'whsec_release_step';
+      const { tracerProvider, meterProvider } = otel;
+      let runs = 0;
+      const webhooks = createWebhooks({
+        secret,
+        store,
+        telemetry: openTelemetry({ tracerProvider, meterProvider }),
+      }).on('user.created', async () => {
+        runs++;
+        if (runs === 1) throw new Error('the mail server is down');
+      });
+      webhooks.onError(() => {});
+      const event = createTestEvent('user.created');
+
+      expect((await deliver(webhooks, event, { secret })).status).toBe(500);
+      expect(store.claims).toHaveLength(1);
+      expect(store.releases).toEqual(store.claims);
+      const release = otel.spans().find((span) => span.name === 'webhook.store.release');
+      expect(release?.parentSpanContext?.spanId).toBe(otel.span('webhook.delivery').spanContext().spanId);
+
+      const retry = await deliver(webhooks, event, { secret });
+      expect(retry.status).toBe(200);
+      expect(retry.headers['x-webhook-duplicate']).toBeUndefined();
+      expect(runs).toBe(2);
+      expect(store.calls).toEqual([
+        `claim ${store.claims[0]![0]}`,
+        `release ${store.claims[0]![0]}`,
+        `claim ${store.claims[0]![0]}`,
+        `complete ${store.claims[0]![0]}`,
+      ]);
+    } finally {
+      await otel.shutdown();
+    }
   });
 });
 

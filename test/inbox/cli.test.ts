@@ -3,63 +3,32 @@
  * --all) and remove, run in process as the CLI's dispatcher runs it; usage mistakes and an
  * unreachable Redis.
  */
-import { createWebhooks } from 'service-webhooks';
-import { startInboxWorker } from 'service-webhooks/bullmq';
-import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { UsageError } from '../../src/cli/args.js';
 import { runInbox } from '../../src/cli/inbox-command.js';
+import { byEmail, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { type Door, deliver, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
 
 let redis: RedisServer;
 let door: Door;
 let queueName: string;
-let closeWorker: () => Promise<void>;
-let failing = true;
-const handled: string[] = [];
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runInbox([...argv, '--redis', redis.url, '--queue', queueName], {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+let worker: { close(): Promise<void> } | undefined;
+const crm = new RefusingCrm(byEmail);
+const { handled } = crm;
+const cli = inboxCommand(() => ['--redis', redis.url, '--queue', queueName]);
 
 beforeAll(async () => {
   redis = await RedisServer.start();
   queueName = uniqueName('cli');
   const storePrefix = `${queueName}:store:`;
   door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const storeClient = failFastClient(redis.url);
-  const webhooks = createWebhooks({
-    secret: SECRET,
-    store: new RedisStore({ client: storeClient, prefix: storePrefix }),
-  });
-  webhooks.onError(() => {});
-  webhooks.on('user.created', (event) => {
-    if (failing) throw new Error(`crm.example refused ${event.data.email}`);
-    handled.push(event.id);
-  });
-  const worker = startInboxWorker(webhooks, {
-    connection: redis.url,
-    queueName,
-    attempts: 1,
-    monitor: false,
-  });
-  closeWorker = async () => {
-    await worker.close();
-    storeClient.disconnect();
-  };
-  await worker.waitUntilReady();
+  worker = await startOneAttemptWorker({ redisUrl: redis.url, queueName, storePrefix, handler: crm.handler });
 });
 
 afterAll(async () => {
-  await closeWorker?.();
+  await worker?.close();
   await door?.close();
   await redis?.destroy();
 });
@@ -101,7 +70,7 @@ test('stats, list, show, replay, replay --all and remove', async () => {
   expect(missing.code).toBe(1);
   expect(missing.err).toContain('No dead-lettered event has the id e.nothing');
 
-  failing = false;
+  crm.failing = false;
   const replay = await cli('replay', newest!.jobId);
   expect(replay.code).toBe(0);
   expect(replay.out).toMatch(new RegExp(`^replayed ${events[2]!.id}: \\S+ → r\\.\\S+ \\(replay id \\S+\\)$`));

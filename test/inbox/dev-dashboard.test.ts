@@ -7,15 +7,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWebhooks, type DeadLetter } from 'service-webhooks';
-import { inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
-import { RedisStore } from 'service-webhooks/redis';
+import type { DeadLetter } from 'service-webhooks';
+import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { DevDelivery, InboxView } from '../../src/dashboard/api-types.js';
 import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
 import { devApi, openStream, settled, writeStandInPage } from '../dashboard/support.js';
+import { RefusingCrm } from '../support/inbox-cli.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { type Door, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
 
 const TOKEN = 'inbox-panel-token';
 let redis: RedisServer;
@@ -23,31 +23,20 @@ let door: Door;
 let dev: DevServer;
 let folder: string;
 let closeAll: () => Promise<void>;
-let failing = true;
-const handled: string[] = [];
+const crm = new RefusingCrm();
+const { handled } = crm;
 
 beforeAll(async () => {
   redis = await RedisServer.start();
   const queueName = uniqueName('dev-dashboard');
   const storePrefix = `${queueName}:store:`;
   door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const storeClient = failFastClient(redis.url);
-  const webhooks = createWebhooks({
-    secret: SECRET,
-    store: new RedisStore({ client: storeClient, prefix: storePrefix }),
-  });
-  webhooks.onError(() => {});
-  webhooks.onAny((event) => {
-    if (failing) throw new Error(`crm.example refused ${event.id}`);
-    handled.push(event.id);
-  });
-  const worker = startInboxWorker(webhooks, {
-    connection: redis.url,
+  const worker = await startOneAttemptWorker({
+    redisUrl: redis.url,
     queueName,
-    attempts: 1,
-    monitor: false,
+    storePrefix,
+    handler: crm.handler,
   });
-  await worker.waitUntilReady();
   const admin = inboxAdmin({ connection: redis.url, queueName });
   folder = await mkdtemp(join(tmpdir(), 'dev-inbox-'));
   await writeStandInPage(folder);
@@ -64,7 +53,6 @@ beforeAll(async () => {
     await dev.close();
     await admin.close();
     await worker.close();
-    storeClient.disconnect();
   };
 });
 
@@ -111,7 +99,7 @@ test('figures and dead letters, live; show, replay and remove through the admin'
     expect(shown.body).toMatchObject({ eventId: first.eventId, eventType: 'user.created', attempts: 1 });
     expect(shown.body.stacktrace.join('\n')).toContain('crm.example refused');
 
-    failing = false;
+    crm.failing = false;
     const replayed = await devApi(
       dev.url,
       TOKEN,

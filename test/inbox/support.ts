@@ -11,7 +11,7 @@ import {
   type Webhooks,
   type WebhooksOptions,
 } from 'service-webhooks';
-import { type BullmqInbox, bullmqInbox } from 'service-webhooks/bullmq';
+import { type BullmqInbox, bullmqInbox, startInboxWorker } from 'service-webhooks/bullmq';
 import { nodeHandler } from 'service-webhooks/node';
 import { RedisStore } from 'service-webhooks/redis';
 import { signPayload } from 'service-webhooks/testing';
@@ -83,6 +83,39 @@ export async function startDoor(options: {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await inbox.close();
+      storeClient.disconnect();
+    },
+  };
+}
+
+/**
+ * An in-process BullMQ worker on the door's queue: one attempt (a failure is dead-lettered at once),
+ * no monitor, and a receiver that runs `handler` for every event on a RedisStore under the door's
+ * `storePrefix`, reporting nothing. What the inbox CLI's and dashboard's tests dead-letter with.
+ */
+export async function startOneAttemptWorker(options: {
+  readonly redisUrl: string;
+  readonly queueName: string;
+  readonly storePrefix: string;
+  readonly handler: (event: AnyWebhookEvent) => void;
+}): Promise<{ close(): Promise<void> }> {
+  const storeClient = failFastClient(options.redisUrl);
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store: new RedisStore({ client: storeClient, prefix: options.storePrefix }),
+  });
+  webhooks.onError(() => {});
+  webhooks.onAny(options.handler);
+  const worker = startInboxWorker(webhooks, {
+    connection: options.redisUrl,
+    queueName: options.queueName,
+    attempts: 1,
+    monitor: false,
+  });
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
       storeClient.disconnect();
     },
   };

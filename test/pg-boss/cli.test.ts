@@ -8,6 +8,7 @@ import { pgBossInbox, startPgBossWorker } from 'service-webhooks/pg-boss';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
+import { byEmail, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
 import {
   BOSS_VERSIONS,
   DATABASE_URL,
@@ -23,28 +24,16 @@ const schema = uniqueSchema();
 const queue = uniqueQueue('cli');
 let boss: TestBoss;
 let closeWorker: () => Promise<void>;
-let failing = true;
-const handled: string[] = [];
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runInbox([...argv, '--url', DATABASE_URL, '--schema', schema, '--queue', queue], {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const crm = new RefusingCrm(byEmail);
+const { handled } = crm;
+const cli = inboxCommand(() => ['--url', DATABASE_URL, '--schema', schema, '--queue', queue]);
 
 beforeAll(async () => {
   boss = await BOSS_VERSIONS[0]!.start(schema);
   const store = new MemoryStore();
   const webhooks = createWebhooks({ secret: SECRET, store });
   webhooks.onError(() => {});
-  webhooks.on('user.created', (event) => {
-    if (failing) throw new Error(`crm.example refused ${event.data.email}`);
-    handled.push(event.id);
-  });
+  webhooks.on('user.created', crm.handler);
   const worker = await startPgBossWorker(webhooks, {
     boss,
     queue,
@@ -93,7 +82,7 @@ test('the engine follows from a postgres:// URL; stats, list, show, replay and r
   expect(show.out).toContain('last error    handler_failed: crm.example refused');
   expect(show.out).toContain('"type":"user.created"');
 
-  failing = false;
+  crm.failing = false;
   const replay = await cli('replay', newest!);
   expect(replay.code).toBe(0);
   expect(replay.out).toMatch(/^replayed evt_\S+: \S+ → \S+ \(replay id \S+\)$/);

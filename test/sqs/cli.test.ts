@@ -9,24 +9,16 @@ import { sqsInbox, startSqsWorker } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
+import { byEmail, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
 import { createQueues, deliverTo, type Fauxqs, type Queues, SECRET, startSqs, waitUntil } from './support.js';
 
 let sqs: Fauxqs;
 let queues: Queues;
 let closeWorker: () => Promise<void>;
-let failing = true;
-const handled: string[] = [];
+const crm = new RefusingCrm(byEmail);
+const { handled } = crm;
 const saved = { ...process.env };
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runInbox([...argv, '--url', queues.queueUrl, '--endpoint', sqs.endpoint], {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = inboxCommand(() => ['--url', queues.queueUrl, '--endpoint', sqs.endpoint]);
 
 beforeAll(async () => {
   Object.assign(process.env, {
@@ -40,10 +32,7 @@ beforeAll(async () => {
   const store = new MemoryStore();
   const webhooks = createWebhooks({ secret: SECRET, store });
   webhooks.onError(() => {});
-  webhooks.on('user.created', (event) => {
-    if (failing) throw new Error(`crm.example refused ${event.data.email}`);
-    handled.push(event.id);
-  });
+  webhooks.on('user.created', crm.handler);
   const worker = startSqsWorker(webhooks, {
     client,
     queueUrl: queues.queueUrl,
@@ -97,7 +86,7 @@ test('the engine follows from the queue URL; stats, list, show, replay and remov
   expect(show.out).toMatch(/^id {12}\S+/);
   expect(show.out).toContain('last error    handler_failed: crm.example refused');
 
-  failing = false;
+  crm.failing = false;
   const replay = await cli('replay', first!);
   expect(replay.code).toBe(0);
   expect(replay.out).toMatch(/^replayed evt_\S+: \S+ → \S+ \(replay id \S+\)$/);

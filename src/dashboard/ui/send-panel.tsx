@@ -1,17 +1,24 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { DashboardState, DevDelivery, SendRequest } from '../api-types.js';
+import {
+  type DashboardState,
+  type DevDelivery,
+  SEND_CASES,
+  type SendCase,
+  type SendRequest,
+} from '../api-types.js';
 import { api } from './api.js';
 import { pretty } from './format.js';
 import type { Notify } from './notices.js';
 
-type SendCase = NonNullable<SendRequest['case']>;
+/** Each case's button, and what the notice says once sent; keyed by the case, so none is left out. */
+const BUTTONS: Readonly<Record<SendCase, { readonly text: string; readonly done: string }>> = {
+  sent: { text: 'Send', done: 'Sent' },
+  forged_signature: { text: 'Send forged signature', done: 'Sent with a forged signature' },
+  stale_created: { text: 'Send with stale created', done: 'Sent with a stale created' },
+  concurrent_copies: { text: 'Send two concurrent copies', done: 'Sent two concurrent copies' },
+};
 
-const CASES: readonly { readonly case: SendCase; readonly text: string; readonly done: string }[] = [
-  { case: 'sent', text: 'Send', done: 'Sent' },
-  { case: 'forged_signature', text: 'Send forged signature', done: 'Sent with a forged signature' },
-  { case: 'stale_created', text: 'Send with stale created', done: 'Sent with a stale created' },
-  { case: 'concurrent_copies', text: 'Send two concurrent copies', done: 'Sent two concurrent copies' },
-];
+const CASES = SEND_CASES.map((sendCase) => ({ case: sendCase, ...BUTTONS[sendCase] }));
 
 /** An event handed over by "Edit and resend"; `seq` makes a second click on the same event reload it. */
 export interface EditRequest {

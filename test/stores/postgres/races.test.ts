@@ -68,6 +68,29 @@ async function openTransaction() {
   };
 }
 
+/**
+ * The race each test here stages: `write` runs in a transaction left open (its row locked, its change
+ * not yet visible), `call` is sent and seen waiting on that lock (`waiting` statements of it), and,
+ * `holdMs` later, the transaction commits. Resolves to what `call` answered once it could go on.
+ */
+async function queuedBehindOpenWrite<T>(
+  write: (store: PostgresStore) => Promise<void>,
+  call: () => Promise<T>,
+  { waiting = 1, holdMs = 0 }: { waiting?: number; holdMs?: number } = {},
+): Promise<T> {
+  const transaction = await openTransaction();
+  try {
+    await write(transaction.store);
+    const queued = call();
+    await transaction.blocking(waiting);
+    if (holdMs > 0) await sleep(holdMs);
+    await transaction.commit();
+    return await queued;
+  } finally {
+    await transaction.rollback();
+  }
+}
+
 describe('claim answers what the row is once the claim is decided', () => {
   test("claims racing the takeover of an expired completion: one 'claimed' per round, never 'completed'", async () => {
     const store = new PostgresStore({ pool, table });
@@ -97,31 +120,26 @@ describe('claim answers what the row is once the claim is decided', () => {
     const id = freshId('takeover');
     expect(await store.complete(id, token(), 50)).toBe('completed');
     await sleep(120);
-    const takeover = await openTransaction();
-    try {
-      expect(await takeover.store.claim(id, token(), 60_000)).toBe('claimed');
-      const claims = Promise.all(Array.from({ length: 5 }, () => store.claim(id, token(), 60_000)));
-      await takeover.blocking(5);
-      await takeover.commit();
-      expect(await claims).toEqual(Array.from({ length: 5 }, () => 'in_progress'));
-    } finally {
-      await takeover.rollback();
-    }
+    const claims = await queuedBehindOpenWrite(
+      async (takeover) => {
+        expect(await takeover.claim(id, token(), 60_000)).toBe('claimed');
+      },
+      () => Promise.all(Array.from({ length: 5 }, () => store.claim(id, token(), 60_000))),
+      { waiting: 5 },
+    );
+    expect(claims).toEqual(Array.from({ length: 5 }, () => 'in_progress'));
   });
 
   test("a claim queued behind an open first completion answers 'completed'", async () => {
     const store = new PostgresStore({ pool, table });
     const id = freshId('first-completion');
-    const completion = await openTransaction();
-    try {
-      expect(await completion.store.complete(id, token(), 60_000)).toBe('completed');
-      const claim = store.claim(id, token(), 60_000);
-      await completion.blocking(1);
-      await completion.commit();
-      expect(await claim).toBe('completed');
-    } finally {
-      await completion.rollback();
-    }
+    const claim = await queuedBehindOpenWrite(
+      async (completion) => {
+        expect(await completion.complete(id, token(), 60_000)).toBe('completed');
+      },
+      () => store.claim(id, token(), 60_000),
+    );
+    expect(claim).toBe('completed');
   });
 
   test("a claim queued behind the holder's open completion answers 'completed'", async () => {
@@ -129,16 +147,13 @@ describe('claim answers what the row is once the claim is decided', () => {
     const id = freshId('completion');
     const owner = token();
     expect(await store.claim(id, owner, 60_000)).toBe('claimed');
-    const completion = await openTransaction();
-    try {
-      expect(await completion.store.complete(id, owner, 60_000)).toBe('completed');
-      const claim = store.claim(id, token(), 60_000);
-      await completion.blocking(1);
-      await completion.commit();
-      expect(await claim).toBe('completed');
-    } finally {
-      await completion.rollback();
-    }
+    const claim = await queuedBehindOpenWrite(
+      async (completion) => {
+        expect(await completion.complete(id, owner, 60_000)).toBe('completed');
+      },
+      () => store.claim(id, token(), 60_000),
+    );
+    expect(claim).toBe('completed');
   });
 
   test('a claim queued behind an open release takes the event', async () => {
@@ -146,16 +161,11 @@ describe('claim answers what the row is once the claim is decided', () => {
     const id = freshId('release');
     const owner = token();
     expect(await store.claim(id, owner, 60_000)).toBe('claimed');
-    const release = await openTransaction();
-    try {
-      await release.store.release(id, owner);
-      const claim = store.claim(id, token(), 60_000);
-      await release.blocking(1);
-      await release.commit();
-      expect(await claim).toBe('claimed');
-    } finally {
-      await release.rollback();
-    }
+    const claim = await queuedBehindOpenWrite(
+      (release) => release.release(id, owner),
+      () => store.claim(id, token(), 60_000),
+    );
+    expect(claim).toBe('claimed');
   });
 
   /**
@@ -230,35 +240,29 @@ describe('complete and renew decide on the row as it is, not on their snapshot',
       const owner = token();
       expect(await store.claim(id, owner, 1)).toBe('claimed');
       await sleep(20);
-      const takeover = await openTransaction();
       const next = token();
-      try {
-        expect(await takeover.store.claim(id, next, 60_000)).toBe('claimed');
-        const late = store[call](id, owner, 60_000);
-        await takeover.blocking(1);
-        await takeover.commit();
-        expect(await late).toBe('lost');
-        expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
-        expect(await store.complete(id, next, 60_000)).toBe('completed');
-      } finally {
-        await takeover.rollback();
-      }
+      const late = await queuedBehindOpenWrite(
+        async (takeover) => {
+          expect(await takeover.claim(id, next, 60_000)).toBe('claimed');
+        },
+        () => store[call](id, owner, 60_000),
+      );
+      expect(late).toBe('lost');
+      expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
+      expect(await store.complete(id, next, 60_000)).toBe('completed');
     });
 
     test(`a stranger's ${call} queued behind an open first completion is 'lost'`, async () => {
       const store = new PostgresStore({ pool, table });
       const id = freshId(`absent-${call}`);
-      const completion = await openTransaction();
-      try {
-        expect(await completion.store.complete(id, token(), 60_000)).toBe('completed');
-        const stranger = store[call](id, token(), 60_000);
-        await completion.blocking(1);
-        await completion.commit();
-        expect(await stranger).toBe('lost');
-        expect(await store.claim(id, token(), 60_000)).toBe('completed');
-      } finally {
-        await completion.rollback();
-      }
+      const stranger = await queuedBehindOpenWrite(
+        async (completion) => {
+          expect(await completion.complete(id, token(), 60_000)).toBe('completed');
+        },
+        () => store[call](id, token(), 60_000),
+      );
+      expect(stranger).toBe('lost');
+      expect(await store.claim(id, token(), 60_000)).toBe('completed');
     });
 
     test(`the owner's ${call} queued behind its lease's open takeover-then-release succeeds`, async () => {
@@ -268,19 +272,16 @@ describe('complete and renew decide on the row as it is, not on their snapshot',
       const owner = token();
       expect(await store.claim(id, owner, 1)).toBe('claimed');
       await sleep(20);
-      const other = await openTransaction();
-      try {
-        const next = token();
-        expect(await other.store.claim(id, next, 60_000)).toBe('claimed');
-        await other.store.release(id, next);
-        const late = store[call](id, owner, 60_000);
-        await other.blocking(1);
-        await other.commit();
-        expect(await late).toBe(call === 'renew' ? 'renewed' : 'completed');
-        expect(await store.claim(id, token(), 60_000)).toBe(call === 'renew' ? 'in_progress' : 'completed');
-      } finally {
-        await other.rollback();
-      }
+      const late = await queuedBehindOpenWrite(
+        async (other) => {
+          const next = token();
+          expect(await other.claim(id, next, 60_000)).toBe('claimed');
+          await other.release(id, next);
+        },
+        () => store[call](id, owner, 60_000),
+      );
+      expect(late).toBe(call === 'renew' ? 'renewed' : 'completed');
+      expect(await store.claim(id, token(), 60_000)).toBe(call === 'renew' ? 'in_progress' : 'completed');
     });
   }
 });
@@ -294,19 +295,16 @@ describe('a lease or TTL counts from when the call takes effect, not from before
     await sleep(20);
     // The old owner renews for 1 ms in a transaction held open: the row is locked, and once committed
     // its lease has ended again, so the queued claim takes the event over.
-    const renewal = await openTransaction();
-    try {
-      expect(await renewal.store.renew(id, owner, 1)).toBe('renewed');
-      const claim = store.claim(id, token(), 500);
-      await renewal.blocking(1);
-      await sleep(600);
-      await renewal.commit();
-      expect(await claim).toBe('claimed');
-      // The claim took effect a moment ago, with a 500 ms lease: the event is in progress.
-      expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
-    } finally {
-      await renewal.rollback();
-    }
+    const claim = await queuedBehindOpenWrite(
+      async (renewal) => {
+        expect(await renewal.renew(id, owner, 1)).toBe('renewed');
+      },
+      () => store.claim(id, token(), 500),
+      { holdMs: 600 },
+    );
+    expect(claim).toBe('claimed');
+    // The claim took effect a moment ago, with a 500 ms lease: the event is in progress.
+    expect(await store.claim(id, token(), 60_000)).toBe('in_progress');
   });
 
   /**
@@ -349,20 +347,15 @@ describe('a lease or TTL counts from when the call takes effect, not from before
       const owner = token();
       expect(await store.claim(id, owner, 1)).toBe('claimed');
       await sleep(20);
-      const renewal = await openTransaction();
-      try {
-        expect(await renewal.store.renew(id, owner, 1)).toBe('renewed');
-        const late = store[call](id, token(), 500);
-        await renewal.blocking(1);
-        await sleep(600);
-        await renewal.commit();
-        expect(await late).toBe(call === 'complete' ? 'completed' : 'renewed');
-        expect(await store.claim(id, token(), 60_000)).toBe(
-          call === 'complete' ? 'completed' : 'in_progress',
-        );
-      } finally {
-        await renewal.rollback();
-      }
+      const late = await queuedBehindOpenWrite(
+        async (renewal) => {
+          expect(await renewal.renew(id, owner, 1)).toBe('renewed');
+        },
+        () => store[call](id, token(), 500),
+        { holdMs: 600 },
+      );
+      expect(late).toBe(call === 'complete' ? 'completed' : 'renewed');
+      expect(await store.claim(id, token(), 60_000)).toBe(call === 'complete' ? 'completed' : 'in_progress');
     });
   }
 });

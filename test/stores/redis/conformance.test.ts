@@ -1,51 +1,29 @@
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
 import { storeConformanceSuite } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoPath } from '../../support/paths.js';
-import {
-  type ClusterRedis,
-  type StandaloneRedis,
-  startCluster,
-  startStandalone,
-} from '../../support/redis-servers.js';
+import { type RedisTopologies, startRedisTopologies } from './support.js';
 
-let standalone: StandaloneRedis;
-let cluster: ClusterRedis;
 let redis: Redis;
 let pipelined: Redis;
 let clusterClient: Cluster;
 let pipelinedCluster: Cluster;
+let topologies: RedisTopologies | undefined;
 
 beforeAll(async () => {
-  [standalone, cluster] = await Promise.all([startStandalone(), startCluster()]);
-  redis = new Redis(standalone.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  topologies = await startRedisTopologies();
+  ({ redis, clusterClient } = topologies);
   // The README recommends auto-pipelining under concurrent load: the store must behave the same with it.
-  pipelined = new Redis(standalone.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    enableAutoPipelining: true,
-  });
-  clusterClient = new Cluster([...cluster.nodes], {
-    enableOfflineQueue: false,
-    redisOptions: { maxRetriesPerRequest: 1 },
-  });
-  pipelinedCluster = new Cluster([...cluster.nodes], {
-    enableOfflineQueue: false,
-    enableAutoPipelining: true,
-    redisOptions: { maxRetriesPerRequest: 1 },
-  });
-  await Promise.all(
-    [redis, pipelined, clusterClient, pipelinedCluster].map(
-      (client) => new Promise((resolve) => client.once('ready', resolve)),
-    ),
-  );
+  [pipelined, pipelinedCluster] = await Promise.all([
+    topologies.standaloneClient({ enableAutoPipelining: true }),
+    topologies.newClusterClient({ enableAutoPipelining: true }),
+  ]);
 });
 
 afterAll(async () => {
-  for (const client of [redis, pipelined, clusterClient, pipelinedCluster]) client?.disconnect();
-  await Promise.all([standalone?.stop(), cluster?.stop()]);
+  await topologies?.stop();
 });
 
 storeConformanceSuite({
