@@ -110,9 +110,16 @@ async function conformanceFailures(flaw: ZooFlaw | undefined): Promise<string[]>
 
 describe('storeConformanceSuite on the zoo, measured', () => {
   test('misses twelve of the fourteen bugs (and passes the unbroken store)', async () => {
-    const [unbroken, ...failures] = await Promise.all([undefined, ...ZOO_FLAWS].map(conformanceFailures));
+    // Five stores' suites at a time, not fifteen: the suite's short lease is 300 ms, and fifteen suites
+    // at once on a busy 2-core machine once kept four calls of one test apart for longer than that
+    // (the unbroken store 'failed' "refuses a renewal by a stranger").
+    const stores = [undefined, ...ZOO_FLAWS];
+    const outcomes: string[][] = [];
+    for (let start = 0; start < stores.length; start += 5)
+      outcomes.push(...(await Promise.all(stores.slice(start, start + 5).map(conformanceFailures))));
+    const [unbroken, ...failures] = outcomes;
     expect(unbroken).toEqual([]);
     const missed = ZOO_FLAWS.filter((_, index) => failures[index]!.length === 0);
     expect(missed).toEqual(CONFORMANCE_MISSES);
-  }, 30_000);
+  }, 60_000);
 });
