@@ -348,6 +348,8 @@ export async function runGroup(
         try {
           servers.set(variant, await startServer(variant));
         } catch (error) {
+          // The smoke run is there to notice a receiver that no longer starts: it stops here.
+          if (QUICK) throw error;
           log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
         }
       }
@@ -527,7 +529,11 @@ export async function runBigBodies(
           await server.sample();
           const run = await load(server.port, pool, { connections: concurrency, amount: deliveries });
           const report = await server.report();
-          if (run.non2xx + run.errors > 0) log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+          if (run.non2xx + run.errors > 0) {
+            log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+            // The smoke run is there to notice a receiver that refuses deliveries: it stops here.
+            if (QUICK) throw new Error(`The ${variant} receiver refused 1 MiB deliveries.`);
+          }
           if (measureLive && report.live) live[variant] = minus(report.live, report.baseline);
           if (!measureLive || concurrency === 1) peaks[variant] = minus(report.peak, report.baseline);
         } finally {
