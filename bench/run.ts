@@ -116,7 +116,7 @@ const busy = (group: HttpGroupResult, variant: VariantName) => {
 };
 const latency = (group: HttpGroupResult, variant: VariantName) => {
   const entry = group[variant];
-  if (!entry) return '';
+  if (!entry) return 'not run';
   const [p50, p99] = entry.latency.quantiles(0.5, 0.99) as [number, number];
   return `p50 ${p50.toFixed(2)} ms / p99 ${p99.toFixed(2)} ms`;
 };
