@@ -152,7 +152,8 @@ export async function runCore(log: (line: string) => void): Promise<CoreResults>
   octokit.on('push', noop);
 
   const sizes: CoreSizeResult[] = [];
-  for (const size of SIZES) {
+  // The smoke run (BENCH_QUICK=1) measures one size, the one the targets name first.
+  for (const size of QUICK ? ([2048] as const) : SIZES) {
     const count = Math.min(QUICK ? 3000 : 12_000, Math.max(QUICK ? 12 : 48, Math.floor(budget / size)));
     const pool: Prepared[] = deliveries(size, count).map((d) => ({ ...d, headers: headersFor(d) }));
     const first = pool[0]!;

@@ -323,7 +323,7 @@ export const HTTP_SLICES = QUICK ? 2 : 3;
  * the tail spikes (see sliceLatencyRatio), in every variant: not yet explained.
  */
 export const WARMUP = QUICK ? 1 : 4;
-export const HTTP_ROUNDS = QUICK ? 2 : 7;
+export const HTTP_ROUNDS = QUICK ? 1 : 7;
 export const CONNECTIONS = 50;
 
 /**
@@ -348,6 +348,8 @@ export async function runGroup(
         try {
           servers.set(variant, await startServer(variant));
         } catch (error) {
+          // The smoke run is there to notice a receiver that no longer starts: it stops here.
+          if (QUICK) throw error;
           log(`  ${variant}: skipped (${error instanceof Error ? error.message : String(error)})`);
         }
       }
@@ -503,11 +505,14 @@ export async function runBigBodies(
   log: (line: string) => void,
 ): Promise<BigBodyResult[]> {
   const size = 1_048_576;
-  const scenarios = [
-    { concurrency: 1, deliveries: QUICK ? 5 : 20 },
-    { concurrency: 50, deliveries: QUICK ? 50 : 150 },
-  ];
-  const pool = new DeliveryPool(size, QUICK ? 60 : 200);
+  // The smoke run (BENCH_QUICK=1): one at a time only.
+  const scenarios = QUICK
+    ? [{ concurrency: 1, deliveries: 5 }]
+    : [
+        { concurrency: 1, deliveries: 20 },
+        { concurrency: 50, deliveries: 150 },
+      ];
+  const pool = new DeliveryPool(size, QUICK ? 10 : 200);
   const results: BigBodyResult[] = [];
   for (const { concurrency, deliveries } of scenarios) {
     const peaks: BigBodyResult['peaks'] = {};
@@ -524,7 +529,11 @@ export async function runBigBodies(
           await server.sample();
           const run = await load(server.port, pool, { connections: concurrency, amount: deliveries });
           const report = await server.report();
-          if (run.non2xx + run.errors > 0) log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+          if (run.non2xx + run.errors > 0) {
+            log(`  ${variant}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+            // The smoke run is there to notice a receiver that refuses deliveries: it stops here.
+            if (QUICK) throw new Error(`The ${variant} receiver refused 1 MiB deliveries.`);
+          }
           if (measureLive && report.live) live[variant] = minus(report.live, report.baseline);
           if (!measureLive || concurrency === 1) peaks[variant] = minus(report.peak, report.baseline);
         } finally {

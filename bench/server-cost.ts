@@ -168,7 +168,8 @@ export async function runServerCost(log: (line: string) => void): Promise<Server
   if (before) variants.push(['before', libraryVariant(before)]);
   if (!globalThis.gc) log('  (no --expose-gc: garbage from one segment may be billed to the next)');
   const rows: ServerCostRow[] = [];
-  for (const shape of SERVER_COST_SHAPES) {
+  // The smoke run (BENCH_QUICK=1) measures the realistic ~300 B event alone.
+  for (const shape of QUICK ? [SERVER_COST_SHAPES[0]] : SERVER_COST_SHAPES) {
     const samples = await sideBySide(variants, shape, ROUNDS);
     const floor = samples.get('floor')!;
     const core = samples.get('core')!;
