@@ -4,6 +4,8 @@ import type { TimeoutQueue } from './timeout-queue.js';
  * Raised when a promise bounded by {@link withDeadline} misses its deadline (a store call, a schema,
  * the inbox gauges' read).
  *
+ * @internal Exported by `service-webhooks/core` for the package's own plug-ins only.
+ *
  * @example
  * ```ts
  * const late = new DeadlineExceeded('store.claim', 2_000); // "store.claim did not answer within 2000 ms."
@@ -18,6 +20,8 @@ export class DeadlineExceeded extends Error {
 
 /**
  * Settle with `promise`, or reject with DeadlineExceeded once a timeout of `deadlines` passes.
+ *
+ * @internal Exported by `service-webhooks/core` for the package's own plug-ins only.
  *
  * @example
  * ```ts

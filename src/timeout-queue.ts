@@ -3,6 +3,8 @@ import { now } from './clock.js';
 /**
  * One pending timeout of a {@link TimeoutQueue}: made by `add`, or by the caller and given to `schedule`
  * (an object the caller makes per delivery anyway can be the entry, and spare one).
+ *
+ * @internal
  */
 export interface PendingTimeout {
   /** @internal */ deadline: number;
@@ -27,6 +29,8 @@ export interface PendingTimeout {
  * not have to wait), whose reaction runs first and cancels it. Those never arm a timer at all: a
  * process's first Node timer costs about 0.2 ms (the timer lists, async ids), a tenth of a Lambda's
  * first delivery.
+ *
+ * @internal Exported by `service-webhooks/core` for the package's own plug-ins only.
  *
  * @example
  * ```ts
