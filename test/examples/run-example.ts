@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
+import { expect } from 'vitest';
 import { sendHttp } from '../adapters/http-client.js';
 import { assertBuilt, ROOT } from '../support/paths.js';
 import { spawnProcess } from '../support/process.js';
@@ -53,5 +54,55 @@ export async function deliverToExample(file: string): Promise<void> {
     await example.waitFor(new RegExp(`user\\.created ${email.replace(/[.+]/g, '\\$&')}`));
   } finally {
     await example.stop();
+  }
+}
+
+/**
+ * An inbox example's two processes, as a user runs them: the web process acknowledges a delivery while
+ * no worker runs (the event waits in the queue), the worker then runs its handler once (attempt 1),
+ * and the sender's retry is a duplicate. `settleMs` is how long to watch for a second run, one poll of
+ * the worker's engine at least.
+ */
+export async function expectQueuedThenHandledOnce(
+  web: string,
+  worker: string,
+  settleMs: number,
+): Promise<void> {
+  const running: RunningExample[] = [];
+  try {
+    const door = startExample(web);
+    running.push(door);
+    const [, port] = await door.waitFor(/Listening on http:\/\/\S+:(\d+)\/webhooks/);
+    const email = `ada+${Date.now()}@example.com`;
+    const body = JSON.stringify(createTestEvent('user.created', { data: { email } }));
+    const send = () =>
+      sendHttp(`http://127.0.0.1:${port}/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signPayload(body, SECRET) },
+        body: new TextEncoder().encode(body),
+      });
+    const first = await send();
+    expect(first.status, first.body).toBe(200);
+    expect(first.body).toBe('{"received":true}');
+
+    const consumer = startExample(worker);
+    running.push(consumer);
+    let printed = '';
+    consumer.child.stdout?.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    await consumer.waitFor(/Worker ready on example-/);
+    const [line] = await consumer.waitFor(
+      new RegExp(`user\\.created ${email.replace(/[.+]/g, '\\$&')} attempt 1, received \\S+`),
+    );
+    expect(line).toContain('attempt 1');
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.headers['x-webhook-duplicate']).toBe('true');
+    // Once: a second run would print a second line.
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    expect(printed.split('\n').filter((text) => text.startsWith(`user.created ${email} `))).toHaveLength(1);
+  } finally {
+    await Promise.all(running.map((example) => example.stop()));
   }
 }
