@@ -9,8 +9,8 @@
 import { Redis } from 'ioredis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { judgeSecondRuns } from '../support/crash-window.js';
 import { RedisServer } from '../support/redis-servers.js';
+import { expectEveryEventHandledOnce, killOneEvery, timesNoted } from '../support/sigkill-run.js';
 import {
   completedRuns,
   type Door,
@@ -74,22 +74,7 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
     workers.add(worker);
   }
 
-  const kills: { pid: number; at: number }[] = [];
-  let done = false;
-  const chaos = (async () => {
-    while (!done) {
-      await new Promise((resolve) => setTimeout(resolve, KILL_EVERY_MS));
-      if (done) break;
-      const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
-      workers.delete(victim);
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      // The time it was dead by, not the time the signal was sent: a run the victim logged in between
-      // was cut short by this kill, and must be judged so.
-      kills.push({ pid: victim.pid, at: Date.now() });
-      workers.add(await startWorker(env));
-    }
-  })();
+  const chaos = killOneEvery(KILL_EVERY_MS, workers, () => startWorker(env));
 
   const events = Array.from({ length: EVENTS }, (_, n) =>
     createTestEvent('user.created', { id: `evt_sigkill_${String(n).padStart(6, '0')}` }),
@@ -115,32 +100,26 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
       120_000,
     );
   } finally {
-    done = true;
-    await chaos;
+    await chaos.stop();
   }
 
   const drainedMs = performance.now() - started;
   const runs = await completedRuns(client, logKey);
   const notes = await client.hgetall(`${logKey}:notes`);
-  const missing = events.filter((event) => !runs.has(event.id)).map((event) => event.id);
-  expect(missing).toEqual([]);
-  expect(runs.size).toBe(EVENTS);
-
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion (its job never ended). Judged by what was recorded, not
   // by timing: on a loaded machine a killed worker's event loop may lag seconds behind its handler.
-  const recorded = new Set(await client.lrange(`${logKey}:recorded`, 0, -1));
-  const { crashWindow, unexplained } = judgeSecondRuns(runs, kills, recorded);
-  expect(unexplained).toEqual([]);
-  // A handful at most: the window is one Redis round trip wide.
-  expect(crashWindow.length).toBeLessThan(kills.length * 5);
+  const crashWindow = expectEveryEventHandledOnce({
+    eventIds: events.map((event) => event.id),
+    runs,
+    kills: chaos.kills,
+    recorded: new Set(await client.lrange(`${logKey}:recorded`, 0, -1)),
+  });
   expect(await door.inbox.queue.getFailedCount()).toBe(0);
-  expect(kills.length).toBeGreaterThanOrEqual(3);
   // The kills hit events mid-run: BullMQ found them abandoned, and their claims held them until
   // the dead workers' leases ended.
-  const abandoned = Object.entries(notes).find(([message]) => message.includes('abandoned'))?.[1];
-  expect(Number(abandoned ?? 0)).toBeGreaterThan(0);
+  expect(timesNoted(notes, 'abandoned')).toBeGreaterThan(0);
   console.log(
-    `sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms, all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
+    `sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms, all handled in ${Math.round(drainedMs)} ms; ${chaos.kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
   );
 }, 170_000);

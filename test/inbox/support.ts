@@ -15,8 +15,10 @@ import { type BullmqInbox, bullmqInbox, startInboxWorker } from 'service-webhook
 import { nodeHandler } from 'service-webhooks/node';
 import { RedisStore } from 'service-webhooks/redis';
 import { signPayload } from 'service-webhooks/testing';
+import type { LoggedRun } from '../support/crash-window.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
+import { runsByEvent } from '../support/sigkill-run.js';
 
 export const SECRET = 'whsec_inbox_tests';
 const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
@@ -227,16 +229,6 @@ export async function startWorker(env: WorkerEnv): Promise<WorkerProcess> {
 }
 
 /** Every completed handler run the workers logged: event id, process and time. */
-export async function completedRuns(
-  redis: Redis,
-  logKey: string,
-): Promise<Map<string, { pid: number; at: number }[]>> {
-  const runs = new Map<string, { pid: number; at: number }[]>();
-  for (const line of await redis.lrange(logKey, 0, -1)) {
-    const [eventId, pid, at] = line.split(' ');
-    const list = runs.get(eventId!) ?? [];
-    list.push({ pid: Number(pid), at: Number(at) });
-    runs.set(eventId!, list);
-  }
-  return runs;
+export async function completedRuns(redis: Redis, logKey: string): Promise<Map<string, LoggedRun[]>> {
+  return runsByEvent(await redis.lrange(logKey, 0, -1));
 }

@@ -1,0 +1,94 @@
+/**
+ * The SIGKILL runs' shared parts, one per engine (BullMQ, pg-boss, SQS, RabbitMQ, NATS): the chaos
+ * that kills one worker process at a time and starts another, and the verdict that every event's
+ * handler ran once but for the crash window ({@link judgeSecondRuns}). What differs per engine (how
+ * the door is reached, when the queue has drained, where the runs are logged, the engine's own sign
+ * that kills hit events mid-run) stays in each engine's test.
+ */
+import { expect } from 'vitest';
+import { judgeSecondRuns, type LoggedRun } from './crash-window.js';
+
+/** A worker process the chaos may kill. */
+export interface KillableWorker {
+  readonly pid: number;
+  readonly child: { kill(signal: NodeJS.Signals): boolean };
+  readonly exited: Promise<unknown>;
+}
+
+/** When a victim was seen dead: a run it logged between the signal and its death was cut short. */
+export interface Kill {
+  readonly pid: number;
+  readonly at: number;
+}
+
+/**
+ * Kill one of `workers` (chosen at random) every `everyMs` with SIGKILL and start a replacement, until
+ * `stop()`. `workers` is kept current, so the test's cleanup stops the living ones.
+ */
+export function killOneEvery<W extends KillableWorker>(
+  everyMs: number,
+  workers: Set<W>,
+  startWorker: () => Promise<W>,
+): { readonly kills: readonly Kill[]; stop(): Promise<void> } {
+  const kills: Kill[] = [];
+  let done = false;
+  const chaos = (async () => {
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+      if (done) break;
+      const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
+      workers.delete(victim);
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      kills.push({ pid: victim.pid, at: Date.now() });
+      workers.add(await startWorker());
+    }
+  })();
+  return {
+    kills,
+    async stop() {
+      done = true;
+      await chaos;
+    },
+  };
+}
+
+/** The runs the workers logged, one `eventId pid at` line each, grouped by event. */
+export function runsByEvent(lines: readonly string[]): Map<string, LoggedRun[]> {
+  const runs = new Map<string, LoggedRun[]>();
+  for (const line of lines) {
+    const [eventId, pid, at] = line.split(' ');
+    runs.set(eventId!, [...(runs.get(eventId!) ?? []), { pid: Number(pid), at: Number(at) }]);
+  }
+  return runs;
+}
+
+/**
+ * The verdict of a SIGKILL run: every event ran, and a second run only where the crash window
+ * explains it (`recorded` holds `eventId pid` for each completion a worker saw recorded). A handful
+ * of re-runs a kill at most (the window is one store round trip wide), and at least three kills, or
+ * the run proved nothing. Returns the crash-window re-runs, for the test's summary line.
+ */
+export function expectEveryEventHandledOnce(run: {
+  readonly eventIds: readonly string[];
+  readonly runs: ReadonlyMap<string, readonly LoggedRun[]>;
+  readonly kills: readonly Kill[];
+  readonly recorded: ReadonlySet<string>;
+}): readonly string[] {
+  const missing = run.eventIds.filter((id) => !run.runs.has(id));
+  expect(missing).toEqual([]);
+  expect(run.runs.size).toBe(run.eventIds.length);
+  const { crashWindow, unexplained } = judgeSecondRuns(run.runs, run.kills, run.recorded);
+  expect(unexplained).toEqual([]);
+  expect(crashWindow.length).toBeLessThan(run.kills.length * 5);
+  expect(run.kills.length).toBeGreaterThanOrEqual(3);
+  return crashWindow;
+}
+
+/**
+ * How many times the workers noted a log message containing `fragment` (the notes map each message to
+ * its count): the engine's own sign that kills hit events mid-run, such as `abandoned` or `deferred`.
+ */
+export function timesNoted(notes: Readonly<Record<string, string | number>>, fragment: string): number {
+  return Number(Object.entries(notes).find(([message]) => message.includes(fragment))?.[1] ?? 0);
+}
