@@ -4,6 +4,7 @@
  * the test says otherwise, so its events are dead-lettered first and replayed after.
  */
 import type { AnyWebhookEvent } from 'service-webhooks';
+import { expect } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
 
 /** What one run of the command gave: its exit code and the lines it printed to each stream. */
@@ -49,3 +50,48 @@ export class RefusingCrm {
 
 /** Names a user event by its email, as the CLI's dead-letter columns show the error. */
 export const byEmail = (event: AnyWebhookEvent): string => String((event.data as { email?: unknown }).email);
+
+/**
+ * The `inbox` command's round trip on an engine whose queue holds two dead letters of `user.created`
+ * refused by `crm`: stats, list, show, replay (once: a second replay of the same id fails) and remove
+ * print the same columns on every engine, and the list ends empty with one event handled.
+ */
+export async function expectCliRoundTrip(
+  cli: (...argv: string[]) => Promise<CliRun>,
+  crm: RefusingCrm,
+  waitUntil: (what: string, check: () => boolean) => Promise<void>,
+): Promise<void> {
+  const stats = await cli('stats');
+  expect(stats.code).toBe(0);
+  expect(stats.out).toMatch(/^waiting {7}0\nrunning {7}0\nretrying {6}0\ndead-lettered 2\nnext waited {3}-$/);
+
+  const list = await cli('list');
+  expect(list.code).toBe(0);
+  const lines = list.out.split('\n');
+  expect(lines[0]).toBe('2 dead-lettered events, newest first; 1 to 2:');
+  for (const line of lines.slice(1)) {
+    expect(line).toMatch(
+      /^\S+ {2}user\.created {2}evt_\S+ {2}1 attempts {2}\d{4}-\d\d-\d\dT\S+Z {2}handler_failed: crm\.example refused/,
+    );
+  }
+  const [newest, oldest] = lines.slice(1).map((line) => line.split('  ')[0]!);
+
+  const show = await cli('show', newest!);
+  expect(show.code).toBe(0);
+  expect(show.out).toMatch(/^id {12}\S+/);
+  expect(show.out).toContain('last error    handler_failed: crm.example refused');
+  expect(show.out).toContain('"type":"user.created"');
+
+  crm.failing = false;
+  const replay = await cli('replay', newest!);
+  expect(replay.code).toBe(0);
+  expect(replay.out).toMatch(/^replayed evt_\S+: \S+ → \S+ \(replay id \S+\)$/);
+  await waitUntil('the replay to run', () => crm.handled.length === 1);
+  const again = await cli('replay', newest!);
+  expect(again.code).toBe(1);
+  expect(again.err).toMatch(/Run service-webhooks inbox list\.$/);
+
+  expect(await cli('remove', oldest!)).toMatchObject({ code: 0, out: `removed ${oldest}` });
+  expect((await cli('list')).out).toBe('No dead-lettered events.');
+  expect(crm.handled).toHaveLength(1);
+}
