@@ -16,7 +16,9 @@ const text = readFileSync(path, 'utf8');
 const synced = text.replace(VERSION_MENTION, `service-webhooks@${version}`);
 if (process.argv.includes('--check')) {
   if (synced !== text) {
-    console.error(`AGENTS.md names another version than package.json's ${version}: run node scripts/sync-agents-version.mjs`);
+    console.error(
+      `AGENTS.md names another version than package.json's ${version}: run node scripts/sync-agents-version.mjs`,
+    );
     process.exit(1);
   }
 } else if (synced !== text) {

@@ -32,6 +32,8 @@ export function copyDocsMarkdown(outDir = join(ROOT, 'dist', 'docs')) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { pages, bytes } = copyDocsMarkdown(process.argv[2] === undefined ? undefined : resolve(process.argv[2]));
+  const { pages, bytes } = copyDocsMarkdown(
+    process.argv[2] === undefined ? undefined : resolve(process.argv[2]),
+  );
   console.log(`docs: ${pages} Markdown pages, ${(bytes / 1024).toFixed(0)} KiB, in dist/docs`);
 }

@@ -4,8 +4,9 @@
  * and every page it sends an agent to exists. Its TypeScript compiles with the docs' blocks
  * (test/docs/snippets.test.ts); the pack test checks that it ships.
  */
-import { existsSync, readFileSync } from 'node:fs';
+
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { repoPath } from '../support/paths.js';
 
@@ -14,12 +15,16 @@ const { version } = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) a
 
 describe('AGENTS.md', () => {
   it("names package.json's version, wherever it names one", () => {
-    const named = [...text.matchAll(/service-webhooks@(\d+\.\d+\.\d+(?:-[\w.]+)?)/g)].map((match) => match[1]);
+    const named = [...text.matchAll(/service-webhooks@(\d+\.\d+\.\d+(?:-[\w.]+)?)/g)].map(
+      (match) => match[1],
+    );
     expect(named.length).toBeGreaterThan(0);
     expect(new Set(named)).toEqual(new Set([version]));
     // The release's own check agrees (it is what `npm run release:version` keeps true).
     expect(() =>
-      execFileSync(process.execPath, [repoPath('scripts', 'sync-agents-version.mjs'), '--check'], { stdio: 'pipe' }),
+      execFileSync(process.execPath, [repoPath('scripts', 'sync-agents-version.mjs'), '--check'], {
+        stdio: 'pipe',
+      }),
     ).not.toThrow();
   });
 
