@@ -59,6 +59,7 @@ export const guide = [
       { text: 'Local dashboard (dev)', link: '/tools/dev-dashboard' },
       { text: 'Sandbox of the service', link: '/tools/sandbox' },
       { text: 'CLI', link: '/tools/cli' },
+      { text: 'Coding agents (AGENTS.md, MCP)', link: '/tools/agents' },
     ],
   },
   {

@@ -3,3 +3,4 @@ export function checkSnippets(options?: { pages?: string[] }): Promise<{
   blocks: number;
   errors: { page: string; line: number; message: string }[];
 }>;
+export const SHOWN_AS_WRITTEN: string[];

@@ -15,11 +15,18 @@ import { pathToFileURL } from 'node:url';
 import { CUT, documentationFiles, extractBlocks, ROOT, TYPESCRIPT_LANGUAGES } from './snippets.mjs';
 
 /**
+ * The pages read as written, with no site to hide lines: the README (GitHub, npm) and AGENTS.md (coding
+ * agents, from the repository or the package). AGENTS.md is no page of the site, so it is checked here
+ * beside documentationFiles().
+ */
+export const SHOWN_AS_WRITTEN = ['README.md', 'AGENTS.md'];
+
+/**
  * Type-check the blocks of `pages` (paths from the root, or absolute; by default every page); resolves to the errors found (empty when every block compiles), each with
  * the page and line it points at.
  * @returns {Promise<{ blocks: number, errors: { page: string, line: number, message: string }[] }>}
  */
-export async function checkSnippets({ pages = documentationFiles() } = {}) {
+export async function checkSnippets({ pages = [...documentationFiles(), 'AGENTS.md'] } = {}) {
   if (!existsSync(join(ROOT, 'dist', 'index.d.ts'))) {
     throw new Error('The snippets compile against the built package: run `npm run build` first.');
   }
@@ -33,12 +40,13 @@ export async function checkSnippets({ pages = documentationFiles() } = {}) {
     const blocks = extractBlocks(readFileSync(isAbsolute(page) ? page : join(ROOT, page), 'utf8'));
     blocks.forEach((block, index) => {
       if (!TYPESCRIPT_LANGUAGES.has(block.lang)) return;
-      // GitHub and npm show the README as written: a hidden line would be shown there.
-      if (page === 'README.md' && block.code.split('\n').some((line) => line.trim() === CUT)) {
+      // GitHub and npm show the README as written, and agents read AGENTS.md as written: a hidden line
+      // would be shown there.
+      if (SHOWN_AS_WRITTEN.includes(page) && block.code.split('\n').some((line) => line.trim() === CUT)) {
         hidden.push({
           page,
           line: block.line,
-          message: `The README cannot hide lines (${CUT}): GitHub shows them.`,
+          message: `${page} cannot hide lines (${CUT}): it is read as written.`,
         });
       }
       const file = join(OUT, `${page.replace(/^\//, '').replace(/[/.]/g, '_')}--${index + 1}.ts`);

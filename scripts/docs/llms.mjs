@@ -35,7 +35,7 @@ export function splitFrontMatter(markdown) {
 }
 
 /** The Markdown a reader of the .md copy gets: no front matter, no hidden snippet lines. */
-function readerMarkdown(markdown) {
+export function readerMarkdown(markdown) {
   let { body } = splitFrontMatter(markdown);
   for (const block of extractBlocks(body)) {
     const visible = visibleCode(block.code);

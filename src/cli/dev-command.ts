@@ -16,6 +16,7 @@ import { ATTEMPT_TIMEOUT_SECONDS, SCHEDULE_IN_WORDS, wrap } from './help-text.js
 import { ENGINES, inboxAddress, type OpenedAdmin, openInboxAdmin, redactUrl } from './inbox-engines.js';
 import { startupFailure, timestamp } from './startup-failure.js';
 import { untilStopped } from './until-stopped.js';
+import { VERSION } from './version.js';
 
 /** `service-webhooks dev --help`. */
 export const DEV_HELP = `Usage: service-webhooks dev --forward URL [options]
@@ -44,6 +45,9 @@ Options:
   --api-key KEY          a fixed key for the sandbox API, sk_test_… (default: a new random one at
                          each start, printed), for scripts that cannot read the banner
   --history N            deliveries kept, the oldest dropped first (default 1000)
+  --token TOKEN          a fixed token for the dashboard's API and the MCP endpoint, 16 characters at
+                         least (default: $SERVICE_WEBHOOKS_DEV_TOKEN, else a new random one at each
+                         start), so a coding agent's MCP configuration keeps working across restarts
 
 The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
   --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss)
@@ -51,6 +55,10 @@ The inbox (a receiver that acknowledges at once and processes later; see service
   --engine NAME          ${ENGINES.join(', ')}, when the URL cannot tell
   --queue NAME, --prefix PREFIX, --schema NAME, --dead-letter-queue URL, --endpoint URL
                          as for service-webhooks inbox
+
+Coding agents (Claude Code, Cursor, any MCP client): the MCP endpoint at /mcp (Streamable HTTP)
+reads deliveries and attempts, sends, replays, retries now, exports tests, looks after dead letters
+and searches the docs, with the header x-service-webhooks-dev-token: TOKEN (see --token).
 
 Your receiver's side (which handlers' outcome, how long, the error and its stack, which secret
 matched): add logger: devReporter() from service-webhooks/dev to createWebhooks, and start the
@@ -64,6 +72,31 @@ function assetsFolder(): string {
     fileURLToPath(new URL('../../dist/dashboard/', import.meta.url)),
   ];
   return candidates.find((folder) => existsSync(join(folder, 'index.html'))) ?? candidates[0]!;
+}
+
+/** The docs' Markdown pages the MCP tool search_docs reads: the package's dist/docs, or a clone's docs/. */
+function docsFolder(): string | undefined {
+  const candidates = [
+    fileURLToPath(new URL('./docs/', import.meta.url)),
+    fileURLToPath(new URL('../../dist/docs/', import.meta.url)),
+    fileURLToPath(new URL('../../docs/', import.meta.url)),
+  ];
+  return candidates.find((folder) => existsSync(join(folder, 'index.md')));
+}
+
+/** The environment variable a fixed dashboard and MCP token may come from (see `--token`). */
+export const DEV_TOKEN_ENV = 'SERVICE_WEBHOOKS_DEV_TOKEN';
+/** A fixed token must be at least this long: it is all that stands between a local process and the dashboard. */
+const MIN_TOKEN_LENGTH = 16;
+
+function tokenFlag(flags: Flags): string | undefined {
+  const token = stringFlag(flags, 'token', false) ?? (process.env[DEV_TOKEN_ENV] || undefined);
+  if (token !== undefined && (token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token))) {
+    throw new UsageError(
+      `--token (or ${DEV_TOKEN_ENV}) must be ${MIN_TOKEN_LENGTH} printable characters at least, without spaces.`,
+    );
+  }
+  return token;
 }
 
 /**
@@ -120,6 +153,7 @@ export async function runDev(
     'in-memory': { type: 'boolean' },
     'api-key': { type: 'string' },
     history: { type: 'string' },
+    token: { type: 'string' },
     inbox: { type: 'string' },
     engine: { type: 'string' },
     queue: { type: 'string' },
@@ -162,6 +196,7 @@ export async function runDev(
   const timeScale = numberFlag(flags, 'time-scale', 1, { min: 0, integer: false });
   const attemptTimeoutMs =
     numberFlag(flags, 'attempt-timeout', ATTEMPT_TIMEOUT_SECONDS, { min: 0.001, integer: false }) * 1000;
+  const token = tokenFlag(flags);
   const inbox = await openInbox(flags, io);
   if (inbox === undefined) return 1;
 
@@ -178,6 +213,9 @@ export async function runDev(
       historyLimit,
       apiKey,
       assetsFolder: assets,
+      docsFolder: docsFolder(),
+      version: VERSION,
+      ...(token !== undefined && { token }),
       inbox: inbox?.admin,
       // The attempts, as the sandbox prints them; the page's own requests would drown them.
       log: (line) => {
@@ -201,6 +239,7 @@ export async function runDev(
       `  receiver side   SERVICE_WEBHOOKS_DEV_URL=${dev.reportUrl}`,
       '                  with logger: devReporter() from service-webhooks/dev',
       `  sandbox API     ${dev.apiUrl} (Bearer ${dev.apiKey}${apiKey === undefined ? ', new at each start' : ''})`,
+      `  MCP (agents)    ${dev.mcpUrl} (header x-service-webhooks-dev-token: ${dev.token}${token === undefined ? ', new at each start' : ''})`,
       `  history         ${dataFile ?? 'in memory'} (the last ${historyLimit})`,
       ...(inbox === null
         ? []

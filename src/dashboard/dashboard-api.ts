@@ -13,7 +13,16 @@ import { samples, send } from './send-cases.js';
 /** How many dead letters the inbox panel lists. */
 const DEAD_LETTER_PAGE = 50;
 
-function replay(context: DashboardContext, id: string): Delivery[] {
+/**
+ * Send the event of delivery `id` again, unchanged, as a new delivery labelled `replay`: the page's
+ * Replay button and the MCP tool `replay_delivery`.
+ *
+ * @example
+ * ```ts
+ * const [again] = replay(context, 'dlv_123');
+ * ```
+ */
+export function replay(context: DashboardContext, id: string): Delivery[] {
   const original = context.account.deliveries.get(id);
   if (original === undefined) throw new DashboardApiError(404, 'delivery_not_found', `No delivery ${id}.`);
   return [

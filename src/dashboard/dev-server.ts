@@ -8,10 +8,14 @@ import { type Delivery, type Sandbox, startSandbox, type WebhookRegistration } f
 import { answerApi } from './dashboard-api.js';
 import type { DashboardContext } from './dashboard-context.js';
 import { toDevDelivery } from './dev-delivery.js';
+import { DocsIndex } from './docs-index.js';
 import { EventStream } from './event-stream.js';
 import { ReportJoiner } from './report-join.js';
 import { tokenRefusal } from './request-guard.js';
 import { StaticAssets } from './static-assets.js';
+
+/** Where the MCP endpoint for coding agents answers (see mcp-endpoint.ts). */
+const MCP_PATH = '/mcp';
 
 /**
  * The account the dashboard shows and sends from, whatever the key of this start: named after the key
@@ -61,6 +65,10 @@ export interface DevServerOptions {
   readonly apiKey?: string | undefined;
   /** One line per delivery attempt. */
   readonly log?: (line: string) => void;
+  /** The docs' Markdown pages the MCP tool `search_docs` searches (the package's dist/docs). */
+  readonly docsFolder?: string | undefined;
+  /** The version the MCP endpoint names itself with. @default '0.0.0' */
+  readonly version?: string | undefined;
 }
 
 /** A running dashboard and the sandbox it sits on. */
@@ -76,6 +84,8 @@ export interface DevServer {
   /** The registration's secret: the receiver verifies with it. */
   readonly secret: string;
   readonly token: string;
+  /** The MCP endpoint for coding agents (Streamable HTTP), such as `http://127.0.0.1:4010/mcp`: the same token as the page's API. */
+  readonly mcpUrl: string;
   readonly port: number;
   close(): Promise<void>;
 }
@@ -113,6 +123,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const assets = await StaticAssets.load(options.assetsFolder, token);
   const stream = new EventStream();
   const joiner = new ReportJoiner();
+  const docs = new DocsIndex(options.docsFolder);
   let context: DashboardContext | undefined;
   let lastReportAt: string | null = null;
 
@@ -153,7 +164,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       changed(delivery);
     },
     mount(request, response, url) {
-      const isApi = url.pathname.startsWith('/_dev/api/');
+      const isMcp = url.pathname === MCP_PATH;
+      const isApi = url.pathname.startsWith('/_dev/api/') || isMcp;
       if (!isApi && !assets.has(url.pathname)) return undefined;
       // Host and Origin were checked by the sandbox, for every route; the API also needs a token.
       const refusal = isApi ? tokenRefusal(request, url, { page: token, report: reportToken }) : undefined;
@@ -162,6 +174,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         return Promise.resolve(refusal.status);
       }
       if (!isApi) return Promise.resolve(assets.serve(request, response, url.pathname));
+      if (isMcp) {
+        // Loaded on first use: a dev server no agent calls never evaluates the MCP SDK.
+        return import('./mcp-endpoint.js').then(({ answerMcp }) =>
+          answerMcp(
+            {
+              dashboard: context!,
+              docs,
+              secret: () => context!.registration().secret,
+              version: options.version ?? '0.0.0',
+            },
+            request,
+            response,
+          ),
+        );
+      }
       return answerApi(context!, request, response, url, () => context!.registration().secret);
     },
   });
@@ -242,6 +269,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       return registration.secret;
     },
     token,
+    mcpUrl: `${origin}${MCP_PATH}`,
     port,
     async close() {
       clearInterval(inboxTimer);

@@ -41,6 +41,9 @@ export interface DeliveryHow {
   forged?: boolean;
 }
 
+/** What {@link DeliveryScheduler.retryNow} did. */
+export type RetryNowResult = 'sent' | 'not_found' | 'settled' | 'in_flight';
+
 /**
  * Delivers events to registrations as the service does: a first attempt at once, then the retries of
  * `SENDER_SCHEDULE` for a non-2xx, a timeout or a connection error. Each account's
@@ -107,6 +110,34 @@ export class DeliveryScheduler {
         this.#schedule(account, delivery, Math.max(0, due));
       }
     }
+  }
+
+  /**
+   * Send the retry of a delivery that waits for one now, rather than when the schedule says: the
+   * dashboard's "retry now" and the dev server's MCP tool share this one operation. The attempt keeps
+   * its number, and a failure is retried on the schedule as before.
+   *
+   * @example
+   * ```ts
+   * if (scheduler.retryNow(account, delivery.id) === 'sent') console.log('on its way');
+   * ```
+   * @returns `sent` when the retry leaves now; `not_found`, `settled` (succeeded or failed: nothing to
+   * retry) or `in_flight` (an attempt is on its way already) otherwise.
+   */
+  retryNow(account: Account, id: string): RetryNowResult {
+    const delivery = account.deliveries.get(id);
+    if (delivery === undefined) return 'not_found';
+    if (delivery.status !== 'pending') return 'settled';
+    const timer = this.#timers.get(id);
+    // No timer while pending means the attempt is running (the timer is deleted as it fires).
+    if (this.#sending.has(id) || timer === undefined) return 'in_flight';
+    clearTimeout(timer);
+    this.#timers.delete(id);
+    delivery.next_attempt_at = new Date().toISOString();
+    account.changed();
+    this.#changed(account, delivery);
+    this.#schedule(account, delivery, 0);
+    return 'sent';
   }
 
   /** Whether an attempt of the delivery `id` is on its way now. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/args.js';
-import { DEV_HELP, defaultDataFile, runDev } from '../../src/cli/dev-command.js';
+import { DEV_HELP, DEV_TOKEN_ENV, defaultDataFile, runDev } from '../../src/cli/dev-command.js';
 import { run } from '../../src/cli/run.js';
 import { writeStandInPage } from '../dashboard/support.js';
 
@@ -178,5 +178,35 @@ describe('service-webhooks dev', () => {
     );
     expect(await unbuilt.exit).toBe(1);
     expect(unbuilt.output()).toMatch(/The dashboard's page is missing .*run npm run build first/);
+  });
+  it('prints the MCP endpoint with a fixed token from --token or SERVICE_WEBHOOKS_DEV_TOKEN, and refuses a short one', async () => {
+    const io = { out: () => {}, err: () => {} };
+    await expect(runDev(['--forward', 'http://localhost:3000/', '--token', 'short'], io)).rejects.toThrow(
+      /--token \(or SERVICE_WEBHOOKS_DEV_TOKEN\) must be 16 printable characters/,
+    );
+    const flagged = await start([
+      '--forward',
+      'http://127.0.0.1:9/webhooks',
+      '--in-memory',
+      '--token',
+      'a-fixed-token-for-agents',
+    ]);
+    expect(flagged.output()).toMatch(
+      /^ {2}MCP \(agents\) {4}http:\/\/127\.0\.0\.1:\d+\/mcp \(header x-service-webhooks-dev-token: a-fixed-token-for-agents\)$/m,
+    );
+    expect(await flagged.stop()).toBe(0);
+    const previous = process.env[DEV_TOKEN_ENV];
+    process.env[DEV_TOKEN_ENV] = 'a-token-from-the-environment';
+    try {
+      const fromEnv = await start(['--forward', 'http://127.0.0.1:9/webhooks', '--in-memory']);
+      expect(fromEnv.output()).toContain('x-service-webhooks-dev-token: a-token-from-the-environment)');
+      expect(await fromEnv.stop()).toBe(0);
+    } finally {
+      if (previous === undefined) delete process.env[DEV_TOKEN_ENV];
+      else process.env[DEV_TOKEN_ENV] = previous;
+    }
+    const random = await start(['--forward', 'http://127.0.0.1:9/webhooks', '--in-memory']);
+    expect(random.output()).toMatch(/x-service-webhooks-dev-token: \S{16,}, new at each start\)/);
+    expect(await random.stop()).toBe(0);
   });
 });

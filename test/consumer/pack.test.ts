@@ -18,6 +18,7 @@ import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { documentationFiles } from '../../scripts/docs/snippets.mjs';
 import { consumerProject } from '../support/consumer-project.js';
 import { BROUGHT_STORE, bundledFiles, lambdaFunctionSource } from '../support/lambda-bundle.js';
 import { assertBuilt, ROOT } from '../support/paths.js';
@@ -255,4 +256,30 @@ test('the tarball ships the LICENSE and the CHANGELOG, says where its repository
   const cjs = await readFile(join(installed, 'dist', 'dynamodb.cjs'), 'utf8');
   expect(cjs).not.toMatch(/\bimport\(/);
   expect(cjs).toMatch(/require\(["']@aws-sdk\/client-dynamodb["']\)/);
+});
+
+test('the tarball ships AGENTS.md, version-matched, and every docs page as Markdown in dist/docs', async () => {
+  // What `npm pack --dry-run` lists is what npm publishes.
+  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT });
+  const [{ files }] = JSON.parse(stdout) as [{ files: { path: string; size: number }[] }];
+  const listed = new Map(files.map((file) => [file.path, file.size]));
+  expect(listed.has('AGENTS.md')).toBe(true);
+  const pages = documentationFiles()
+    .filter((page) => page !== 'README.md')
+    .map((page) => `dist/${page}`);
+  expect(pages.length).toBeGreaterThan(30);
+  for (const page of pages) expect(listed.has(page), page).toBe(true);
+  // The MCP endpoint's chunk, which the bin loads on demand.
+  expect([...listed.keys()].some((path) => /^dist\/cli-chunks\/mcp-endpoint-.+\.js$/.test(path))).toBe(true);
+
+  const installed = join(project, 'node_modules', 'service-webhooks');
+  const agents = await readFile(join(installed, 'AGENTS.md'), 'utf8');
+  expect(agents).toBe(await readFile(join(ROOT, 'AGENTS.md'), 'utf8'));
+  expect(agents).toContain(
+    `service-webhooks@${JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).version}`,
+  );
+  // The copies are what a reader gets: no hidden snippet lines.
+  const start = await readFile(join(installed, 'dist', 'docs', 'guide', 'getting-started.md'), 'utf8');
+  expect(start).toMatch(/^# /);
+  expect(start).not.toMatch(/^\s*\/\/ ---cut---$/m);
 });

@@ -19,6 +19,14 @@ describe('the documentation', () => {
     expect(blocks).toBeGreaterThanOrEqual(80);
     expect(documentationFiles()).toContain('docs/stores/dynamodb.md');
   }, 120_000);
+
+  test("AGENTS.md's blocks are in the check, and compile as written (no hidden lines)", async () => {
+    assertBuilt();
+    const { blocks, errors } = await checkSnippets({ pages: ['AGENTS.md'] });
+    expect(errors).toEqual([]);
+    // Five blocks (November 2026): one per decision that has code, and the test.
+    expect(blocks).toBeGreaterThanOrEqual(5);
+  }, 60_000);
 });
 
 describe('the snippet check', () => {

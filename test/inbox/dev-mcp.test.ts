@@ -1,0 +1,111 @@
+/**
+ * The dead-letter tools of the dev server's MCP endpoint against a real BullMQ inbox on a real Redis,
+ * driven by the SDK's own client: the sandbox delivers to the inbox's door, the worker dead-letters what
+ * fails, and an agent lists, shows, replays and removes the dead letters through the same admin the
+ * dashboard and the CLI's `inbox` command use. The tools without an inbox are in
+ * test/dashboard/mcp.test.ts.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DeadLetter } from 'service-webhooks';
+import { inboxAdmin } from 'service-webhooks/bullmq';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import { connectMcp, eventually, type McpTestClient } from '../dashboard/mcp-client.js';
+import { writeStandInPage } from '../dashboard/support.js';
+import { RefusingCrm } from '../support/inbox-cli.js';
+import { RedisServer } from '../support/redis-servers.js';
+import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+
+const TOKEN = 'inbox-mcp-token-of-some-length';
+let redis: RedisServer;
+let door: Door;
+let dev: DevServer;
+let mcp: McpTestClient;
+let folder: string;
+let closeAll: () => Promise<void>;
+const crm = new RefusingCrm();
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  const queueName = uniqueName('dev-mcp');
+  const storePrefix = `${queueName}:store:`;
+  door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const worker = await startOneAttemptWorker({
+    redisUrl: redis.url,
+    queueName,
+    storePrefix,
+    handler: crm.handler,
+  });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  folder = await mkdtemp(join(tmpdir(), 'dev-mcp-inbox-'));
+  dev = await startDevServer({
+    forward: door.url,
+    secret: SECRET,
+    port: 0,
+    timeScale: 0.001,
+    assetsFolder: await writeStandInPage(folder),
+    token: TOKEN,
+    inbox: admin,
+  });
+  mcp = await connectMcp(dev.mcpUrl, TOKEN);
+  closeAll = async () => {
+    await mcp.close();
+    await dev.close();
+    await admin.close();
+    await worker.close();
+  };
+});
+
+afterAll(async () => {
+  await closeAll?.();
+  await door?.close();
+  await redis?.destroy();
+  await rm(folder, { recursive: true, force: true });
+});
+
+type Listed = { engine: string; total: number; stats: { deadLettered: number }; dead_letters: DeadLetter[] };
+
+test('an agent lists, shows, replays and removes dead letters', async () => {
+  const empty = await mcp.call<Listed>('list_dead_letters');
+  expect(empty.json).toMatchObject({ engine: 'bullmq', total: 0, dead_letters: [] });
+
+  const events: string[] = [];
+  for (const type of ['user.created', 'payment.failed']) {
+    const sent = await mcp.call<{ deliveries: { event_id: string }[] }>('send_event', { type });
+    events.push(sent.json.deliveries[0]!.event_id);
+  }
+  // The door acknowledges at once; the worker's one attempt fails and dead-letters each event.
+  const listed = await eventually('two dead letters', async () => {
+    const { json } = await mcp.call<Listed>('list_dead_letters');
+    return json.total === 2 ? json : undefined;
+  });
+  expect(listed.stats.deadLettered).toBe(2);
+  expect(listed.dead_letters.map((letter) => letter.eventId).sort()).toEqual([...events].sort());
+  expect(listed.dead_letters[0]!.lastError).toContain('crm.example refused');
+  // The list is brief: the entry and the stacks are get_dead_letter's.
+  expect(listed.dead_letters[0]).not.toHaveProperty('entry');
+
+  const first = listed.dead_letters.find((letter) => letter.eventId === events[0])!;
+  const shown = await mcp.call<DeadLetter>('get_dead_letter', { job_id: first.jobId });
+  expect(shown.json).toMatchObject({ eventId: events[0], eventType: 'user.created', attempts: 1 });
+  expect(shown.json.stacktrace.join('\n')).toContain('crm.example refused');
+
+  crm.failing = false;
+  const replayed = await mcp.call('replay_dead_letter', { job_id: first.jobId });
+  expect(replayed.json).toMatchObject({ eventId: events[0], replayOf: first.jobId });
+  await waitUntil('the replay to run', () => crm.handled.includes(events[0]!), 10_000);
+
+  const second = listed.dead_letters.find((letter) => letter.eventId === events[1])!;
+  expect((await mcp.call('remove_dead_letter', { job_id: second.jobId })).json).toEqual({ removed: true });
+  expect((await mcp.call('remove_dead_letter', { job_id: second.jobId })).json).toEqual({ removed: false });
+  const gone = await mcp.call('get_dead_letter', { job_id: second.jobId });
+  expect(gone).toMatchObject({ isError: true, text: expect.stringMatching(/^dead_letter_not_found: /) });
+  const missingReplay = await mcp.call('replay_dead_letter', { job_id: second.jobId });
+  expect(missingReplay.isError).toBe(true);
+
+  const after = await mcp.call<Listed>('list_dead_letters');
+  expect(after.json).toMatchObject({ total: 0, dead_letters: [] });
+  for (const text of mcp.answers) expect(text).not.toContain(SECRET);
+});
