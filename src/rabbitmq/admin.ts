@@ -4,7 +4,8 @@
  *
  * AMQP has no browse: a dead letter is seen only by taking it. A listing takes the dead letters with
  * `basic.get` on a channel of its own, without acknowledging them, at most `scanLimit`, and closes
- * that channel, which hands every one back to the queue. `get`, `replay` and `remove` take until the
+ * that channel, which hands every one back to the queue. One admin scans one at a time; two admins
+ * (two operators) scanning at once each see only what the other does not hold. `get`, `replay` and `remove` take until the
  * one asked for comes up; a replay publishes the new entry (confirmed) before it acknowledges the
  * dead letter, so a crash between the two leaves the dead letter, whose replay then writes the same
  * replay id (the store runs it once).
@@ -100,7 +101,18 @@ export function rabbitMQInboxAdmin(options: RabbitMQInboxAdminOptions): RabbitMQ
    * Take dead letters on a channel of its own until `stop` holds or none is left, then run `then` on
    * what was found, and close the channel: whatever was taken and not acknowledged goes back.
    */
-  const scan = async <T>(
+  // One scan at a time from this admin: a listing holds every dead letter until it ends, and a replay
+  // or removal beside it (the dashboard polls while an operator clicks) would not find its own.
+  let turn: Promise<unknown> = Promise.resolve();
+  const scan = <T>(
+    stop: (held: Held) => boolean,
+    then: (found: Held | undefined, seen: readonly Held[], channel: Channel) => Promise<T>,
+  ): Promise<T> => {
+    const run = turn.then(() => scanNow(stop, then));
+    turn = run.catch(() => {});
+    return run;
+  };
+  const scanNow = async <T>(
     stop: (held: Held) => boolean,
     then: (found: Held | undefined, seen: readonly Held[], channel: Channel) => Promise<T>,
   ): Promise<T> => {
