@@ -114,6 +114,8 @@ test('the dev dashboard’s inbox panel shows, replays and removes RabbitMQ dead
   await writeStandInPage(folder);
   const admin = rabbitMQInboxAdmin({ url: AMQP_URL, queue });
   const dev = await startDevServer({
+    // The sandbox's deliveries are not used here: the events reach the door directly.
+    forward: 'http://127.0.0.1:9/webhooks',
     secret: SECRET,
     port: 0,
     assetsFolder: folder,
