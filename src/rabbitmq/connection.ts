@@ -90,12 +90,20 @@ export class Link {
     return live && !live.closed ? live : undefined;
   }
 
-  /** Close the connection (the broker requeues whatever it had handed out on it); no use after. */
-  async close(): Promise<void> {
+  /**
+   * Close the connection (the broker requeues whatever it had handed out on it); no use after. The
+   * publishes already sent are waited for first (each within its own deadline), so that a door that
+   * closes while requests are in flight answers them as the broker did, not 503 for its own closing;
+   * `drain: false` (a worker's forced close) closes at once.
+   */
+  async close(drain = true): Promise<void> {
     this.#closed = true;
     const live = await this.#current?.catch(() => undefined);
     this.#current = undefined;
     if (!live || live.closed) return;
+    while (drain && live.waiting.size > 0 && !live.closed)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    if (live.closed) return;
     live.closed = true;
     for (const refuse of [...live.waiting]) refuse();
     await live.connection.close().catch(() => {});

@@ -224,7 +224,7 @@ export class RabbitMQTransport implements InboxTransport<RabbitMQDelivery> {
       }
     }
     if (!force) await settled;
-    await this.#link.close();
+    await this.#link.close(!force);
   }
 
   /** The metadata of a copy of `delivery` with `changes`: the crashes it has seen ride along. */
