@@ -229,8 +229,8 @@ export function metaOf(message: ReceivedMessage): MessageMeta {
 
 /**
  * A message from amqplib (`consume` or `get`) as the inbox reads it. A message published without a
- * `messageId` (another producer's) is named by a digest-free stand-in: its delivery tag is no name, so
- * the admin names such a message by its first header-less bytes' position instead (see the admin).
+ * `messageId` (another producer's) gets `''`: the worker names it by its delivery tag in logs, the admin
+ * by a digest of its body.
  *
  * @example
  * ```ts
