@@ -239,8 +239,8 @@ export class RabbitMQTransport implements InboxTransport<RabbitMQDelivery> {
    */
   async #settle(delivery: RabbitMQDelivery, meta?: MessageMeta, delayMs = 0, queue?: string): Promise<void> {
     const { live } = delivery;
-    if (live.closed) throw new Error('the channel this event came on closed; RabbitMQ requeued it');
     try {
+      if (live.closed) throw new Error('the channel this event came on closed; RabbitMQ requeued it');
       if (meta) {
         const step = queue === undefined ? firstStep(delayMs) : undefined;
         const target =
