@@ -1,19 +1,21 @@
 /**
  * The inbox engines the inbox section measures side by side: BullMQ on the bench's Redis, pg-boss on
  * its PostgreSQL, SQS on fauxqs (an emulator in a process of its own: what it measures is the
- * library's and the SDK's overhead over HTTP, not AWS's latency). The parent prepares a queue per run
+ * library's and the SDK's overhead over HTTP, not AWS's latency), RabbitMQ on the broker at
+ * BENCH_AMQP_URL (127.0.0.1:5672 by default). The parent prepares a queue per run
  * ({@link EngineSetups}); a child process opens the door's queue or starts a worker from that
  * JSON-serialisable setup ({@link openDoorInbox}, {@link startEngineWorker}).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { InboxQueue, Webhooks } from 'service-webhooks';
 
-export const ENGINES = ['bullmq', 'pg-boss', 'sqs'] as const;
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SQS_CREDENTIALS = { accessKeyId: 'bench', secretAccessKey: 'bench' };
+const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 /** Where one run's queue is, for every process of that run. */
 export interface EngineSetup {
@@ -35,6 +37,8 @@ export class EngineSetups {
   readonly #schema: string;
   #fauxqs: { endpoint: string; process: ChildProcess } | undefined;
   #usedPostgres = false;
+  /** The RabbitMQ inboxes made, whose queues close() deletes. */
+  readonly #rabbitQueues: string[] = [];
 
   constructor(nonce: string) {
     this.#schema = `sw_bench_${nonce.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
@@ -43,6 +47,10 @@ export class EngineSetups {
   async prepare(engine: Engine, queueName: string): Promise<EngineSetup> {
     switch (engine) {
       case 'bullmq':
+        return { engine, queueName };
+      case 'rabbitmq':
+        // The door declares the queues on its first event, the worker all of them as it starts.
+        this.#rabbitQueues.push(queueName);
         return { engine, queueName };
       case 'pg-boss': {
         // The door makes the queue on its first event, the worker writes its settings on it.
@@ -84,9 +92,26 @@ export class EngineSetups {
     }
   }
 
-  /** Stop the emulator, drop the pg-boss schema. */
+  /** Stop the emulator, drop the pg-boss schema, delete the RabbitMQ queues. */
   async close(): Promise<void> {
     this.#fauxqs?.process.kill();
+    if (this.#rabbitQueues.length > 0) {
+      const [{ connect }, { DELAY_STEPS_MS, queuesOf }] = await Promise.all([
+        import('amqplib'),
+        import('service-webhooks/rabbitmq'),
+      ]);
+      const connection = await connect(AMQP_URL);
+      try {
+        const channel = await connection.createChannel();
+        for (const queueName of this.#rabbitQueues.splice(0)) {
+          const queues = queuesOf(queueName);
+          for (const name of [queues.queue, queues.deadLetters, ...DELAY_STEPS_MS.map(queues.delay)])
+            await channel.deleteQueue(name);
+        }
+      } finally {
+        await connection.close();
+      }
+    }
     if (this.#usedPostgres) {
       const { default: pg } = await import('pg');
       const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -166,6 +191,11 @@ export async function openDoorInbox(
       const inbox = sqsInbox({ client, queueUrl: setup.sqs!.queueUrl });
       return { inbox, close: async () => client.destroy() };
     }
+    case 'rabbitmq': {
+      const { rabbitMQInbox } = await import('service-webhooks/rabbitmq');
+      const inbox = rabbitMQInbox({ url: AMQP_URL, queue: setup.queueName });
+      return { inbox, close: () => inbox.close() };
+    }
   }
 }
 
@@ -221,6 +251,17 @@ export async function startEngineWorker(
           client.destroy();
         },
       };
+    }
+    case 'rabbitmq': {
+      const { startRabbitMQWorker } = await import('service-webhooks/rabbitmq');
+      const worker = startRabbitMQWorker(webhooks, {
+        url: AMQP_URL,
+        queue: setup.queueName,
+        concurrency,
+        monitor: false,
+      });
+      await worker.waitUntilReady();
+      return { close: () => worker.close() };
     }
   }
 }

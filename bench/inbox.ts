@@ -1,8 +1,8 @@
 /**
  * The inbox section (issues 23 and 32): acknowledge fast, process later, on each engine (BullMQ on
- * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator), against handlers in the request, on the
- * same framework (node adapter) and the same idempotency store (RedisStore on the bench's Redis), so
- * the engines differ in the queue alone.
+ * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator, RabbitMQ on the machine's broker), against
+ * handlers in the request, on the same framework (node adapter) and the same idempotency store
+ * (RedisStore on the bench's Redis), so the engines differ in the queue alone.
  *
  * 1. Acknowledged deliveries/s and time to 200 of each engine's door (`createWebhooks({ inbox })`, no
  *    worker running, so the door is measured alone) and of the in-request receiver, each in its own
@@ -68,10 +68,11 @@ const MODES: readonly Mode[] = ['in-request', ...ENGINES];
 type Handler = 'noop' | 'slow';
 /**
  * The acknowledgement runs: each handler against every engine's door and the in-request receiver; the
- * smoke run (BENCH_QUICK=1) the no-op handler against BullMQ's door and the in-request receiver alone.
+ * smoke run (BENCH_QUICK=1) the no-op handler against BullMQ's and RabbitMQ's doors and the in-request
+ * receiver alone.
  */
 const ACK_RUNS: { readonly handlers: readonly Handler[]; readonly modes: readonly Mode[] } = QUICK
-  ? { handlers: ['noop'], modes: ['in-request', 'bullmq'] }
+  ? { handlers: ['noop'], modes: ['in-request', 'bullmq', 'rabbitmq'] }
   : { handlers: ['noop', 'slow'], modes: MODES };
 
 /** The figures of one variant over all rounds. */

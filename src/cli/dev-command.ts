@@ -50,8 +50,8 @@ Options:
                          start), so a coding agent's MCP configuration keeps working across restarts
 
 The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
-  --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss)
-                         or an SQS queue URL
+  --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss),
+                         an SQS queue URL or amqp://… (RabbitMQ)
   --engine NAME          ${ENGINES.join(', ')}, when the URL cannot tell
   --queue NAME, --prefix PREFIX, --schema NAME, --dead-letter-queue URL, --endpoint URL
                          as for service-webhooks inbox

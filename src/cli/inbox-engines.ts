@@ -1,13 +1,13 @@
 /**
  * Which inbox `service-webhooks inbox` looks after, and the admin it opens for it: BullMQ on Redis,
- * pg-boss on PostgreSQL, or SQS. Each engine's subpath and SDK are optional peers, loaded only here,
+ * pg-boss on PostgreSQL, SQS, or RabbitMQ. Each engine's subpath and SDK are optional peers, loaded only here,
  * only for the engine asked for, so the bin never bundles them and the other commands run without them.
  */
 import type { InboxAdmin } from 'service-webhooks/core';
 import { type Flags, stringFlag, UsageError } from './args.js';
 
 /** The engines, as `--engine` takes them. */
-export const ENGINES = ['bullmq', 'pg-boss', 'sqs'] as const;
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 /** Where an inbox is: its engine and the address the admin connects to (for messages: no secret). */
@@ -18,8 +18,9 @@ export interface InboxAddress {
 
 /**
  * The engine and URL from the flags: `--engine`, else the scheme of `--url` (redis: BullMQ,
- * postgres: pg-boss, https: an SQS queue URL); `--redis URL` is BullMQ's older spelling. Without a
- * URL, each engine's usual environment variable: REDIS_URL, DATABASE_URL, SQS_QUEUE_URL.
+ * postgres: pg-boss, https: an SQS queue URL, amqp: RabbitMQ); `--redis URL` is BullMQ's older
+ * spelling. Without a URL, each engine's usual environment variable: REDIS_URL, DATABASE_URL,
+ * SQS_QUEUE_URL, AMQP_URL.
  */
 export function inboxAddress(flags: Flags, env: NodeJS.ProcessEnv): InboxAddress {
   const named = stringFlag(flags, 'engine', false);
@@ -43,8 +44,9 @@ function engineOf(url: string): Engine {
   if (/^rediss?:\/\//i.test(url)) return 'bullmq';
   if (/^postgres(ql)?:\/\//i.test(url)) return 'pg-boss';
   if (/^https?:\/\//i.test(url)) return 'sqs';
+  if (/^amqps?:\/\//i.test(url)) return 'rabbitmq';
   throw new UsageError(
-    `Cannot tell the inbox's engine from ${url}: use a redis://, postgres:// or SQS queue URL, or --engine.`,
+    `Cannot tell the inbox's engine from ${redactUrl(url)}: use a redis://, postgres://, amqp:// or SQS queue URL, or --engine.`,
   );
 }
 
@@ -60,6 +62,8 @@ function defaultUrl(engine: Engine, env: NodeJS.ProcessEnv): string {
       throw new UsageError(
         '--engine sqs needs the queue: --url https://sqs.<region>.amazonaws.com/… or SQS_QUEUE_URL.',
       );
+    case 'rabbitmq':
+      return env.AMQP_URL ?? 'amqp://127.0.0.1:5672';
   }
 }
 
@@ -69,12 +73,15 @@ function checkScheme(engine: Engine, url: string): void {
       ? /^rediss?:\/\//i.test(url)
       : engine === 'pg-boss'
         ? /^postgres(ql)?:\/\//i.test(url)
-        : /^https?:\/\//i.test(url);
+        : engine === 'sqs'
+          ? /^https?:\/\//i.test(url)
+          : /^amqps?:\/\//i.test(url);
   if (!ok) {
     const wanted = {
       bullmq: 'a redis:// or rediss://',
       'pg-boss': 'a postgres://',
       sqs: 'an https:// queue',
+      rabbitmq: 'an amqp:// or amqps://',
     }[engine];
     throw new UsageError(`The ${engine} inbox needs ${wanted} URL, got ${redactUrl(url)}.`);
   }
@@ -97,9 +104,12 @@ export async function openInboxAdmin(
   err: (line: string) => void,
 ): Promise<OpenedAdmin | undefined> {
   const queue = stringFlag(flags, 'queue', false);
-  const peers = { bullmq: 'bullmq ioredis', 'pg-boss': 'pg-boss', sqs: '@aws-sdk/client-sqs' }[
-    address.engine
-  ];
+  const peers = {
+    bullmq: 'bullmq ioredis',
+    'pg-boss': 'pg-boss',
+    sqs: '@aws-sdk/client-sqs',
+    rabbitmq: 'amqplib',
+  }[address.engine];
   let opened: OpenedAdmin;
   try {
     opened = await open(address, flags, queue);
@@ -200,6 +210,12 @@ async function open(address: InboxAddress, flags: Flags, queue: string | undefin
           client.destroy();
         },
       };
+    }
+    case 'rabbitmq': {
+      // amqplib too: the admin connects with it, and a missing one should be named here.
+      const [engine] = await Promise.all([import('service-webhooks/rabbitmq'), import('amqplib')]);
+      const admin = engine.rabbitMQInboxAdmin({ url, ...(queue === undefined ? {} : { queue }) });
+      return { admin, close: () => admin.close() };
     }
   }
 }
