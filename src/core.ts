@@ -79,6 +79,7 @@ export {
   type InboxLogRecord,
   type InboxMonitorOptions,
 } from './inbox-settings.js';
+export { type HandlerStep, WANTS_HANDLER_STEPS } from './handler-step.js';
 export { KEEPS_STDERR } from './keeps-stderr.js';
 export { DEFAULTS } from './options.js';
 export { DUPLICATE_HEADER } from './responses.js';

@@ -109,6 +109,21 @@ export class DeliveryScheduler {
     }
   }
 
+  /**
+   * Make the scheduled retry of `delivery` now rather than when it is due, as a developer waiting on a
+   * fix would; the schedule after it is the sender's as before. Answers `false` when no retry waits
+   * (settled, never retried, or an attempt on its way).
+   */
+  retryNow(account: Account, delivery: Delivery): boolean {
+    const timer = this.#timers.get(delivery.id);
+    if (timer === undefined || delivery.status !== 'pending' || this.#sending.has(delivery.id)) return false;
+    clearTimeout(timer);
+    this.#timers.delete(delivery.id);
+    delivery.next_attempt_at = new Date().toISOString();
+    this.#schedule(account, delivery, 0);
+    return true;
+  }
+
   /** Whether an attempt of the delivery `id` is on its way now. */
   isSending(id: string): boolean {
     return this.#sending.has(id);
@@ -170,6 +185,8 @@ export class DeliveryScheduler {
       duplicate: result.duplicate,
       code: result.code,
       retry_after: result.retryAfter,
+      request_headers: result.requestHeaders,
+      response_headers: result.responseHeaders,
     });
     const outcome = result.status ?? result.error;
     const where = `${delivery.event_type} ${delivery.event_id} → ${registration?.url ?? delivery.webhook_id}`;
