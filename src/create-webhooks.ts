@@ -482,7 +482,14 @@ class WebhookReceiver implements Webhooks {
       error: failure,
       late: !!context.late,
     });
-    this.#observers.log(context, outcome, response.status, answered, failure, this.#handlerSteps?.get(context));
+    this.#observers.log(
+      context,
+      outcome,
+      response.status,
+      answered,
+      failure,
+      this.#handlerSteps?.get(context),
+    );
   }
 
   /** Whatever threw where nothing should: answered 500 so the sender retries, and reported. */

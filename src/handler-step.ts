@@ -46,5 +46,7 @@ export const WANTS_HANDLER_STEPS: unique symbol = Symbol.for('service-webhooks.w
 
 /** Whether `logger` asked for the handler steps on its records. */
 export function wantsHandlerSteps(logger: object | undefined): boolean {
-  return logger !== undefined && (logger as { [WANTS_HANDLER_STEPS]?: unknown })[WANTS_HANDLER_STEPS] === true;
+  return (
+    logger !== undefined && (logger as { [WANTS_HANDLER_STEPS]?: unknown })[WANTS_HANDLER_STEPS] === true
+  );
 }

@@ -205,7 +205,9 @@ export function runHandlersWithin<C, R>(
   observe?: StepObserver,
 ): R | Promise<R> {
   const started = now();
-  const running = observe ? runObserved(handlers, event, context, observe) : runInOrder(handlers, event, context);
+  const running = observe
+    ? runObserved(handlers, event, context, observe)
+    : runInOrder(handlers, event, context);
   if (!(running instanceof Promise)) return then(thenContext, running);
   const answer = new Promise<R>(handOver);
   const pending = new PendingHandlers<C, R>(
