@@ -82,7 +82,7 @@ const inboxHandled: string[] = [];
 // The receiver exists before the dashboard (which is told where it is); the reporter needs the
 // dashboard's address: a relay hands the records on once both are up. It asks for the handler steps
 // as devReporter itself does.
-const relay: WebhookLogger = {
+const relay: WebhookLogger & { readonly [WANTS_HANDLER_STEPS]: true } = {
   [WANTS_HANDLER_STEPS]: true,
   info: (record: DeliveryRecord, message?: string) => reporter?.info(record, message),
   warn: (record: DeliveryRecord, message?: string) => reporter?.warn(record, message),
