@@ -70,6 +70,7 @@ export { EVENT_TYPES, isKnownEventType } from './event-types.js';
  */
 export type { Eventual } from './eventual.js';
 export { formatDuration } from './format-duration.js';
+export { type HandlerStep, WANTS_HANDLER_STEPS } from './handler-step.js';
 export type { DeadLetter, DeadLetterPage, InboxAdmin, InboxStats, Replay } from './inbox-admin.js';
 export { DeadLetterError, InboxBacklogError } from './inbox-errors.js';
 export {

@@ -24,6 +24,7 @@ import {
   type WorkerRun,
 } from './guarded-run.js';
 import { HandlerRegistry } from './handler-registry.js';
+import { type HandlerStep, wantsHandlerSteps } from './handler-step.js';
 import { checkEntry, checkReplayId } from './inbox-entry.js';
 import { inboxWriteError } from './inbox-errors.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
@@ -31,7 +32,7 @@ import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import { describeInput, isRawBody } from './raw-body.js';
 import { responseTo, tableCode } from './responses.js';
-import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
+import { DeliveryContext, runHandlersWithin, type StepObserver, SUCCEEDED } from './run-handlers.js';
 import type { SchemaCheck } from './schema-check.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
@@ -74,6 +75,8 @@ class WebhookReceiver implements Webhooks {
   readonly #watch: MisconfigurationWatch | undefined;
   /** Says, at most once a minute, that entries without a seal run (`acceptUnsealed`, during an upgrade). */
   readonly #unsealedWarning: UnsealedEntriesWarning;
+  /** Each run's handler steps, kept only for a logger that asked for them (`WANTS_HANDLER_STEPS`). */
+  readonly #handlerSteps: WeakMap<object, HandlerStep[]> | undefined;
   readonly bodyBudget: BodyBudget;
   readonly maxBodyBytes: number;
   readonly handlerTimeoutMs: number;
@@ -88,6 +91,7 @@ class WebhookReceiver implements Webhooks {
     this.#options = resolveOptions(options);
     const { logger, leaseSeconds, onStoreError, handlerTimeoutMs, storeTimeoutMs } = this.#options;
     this.#observers = new Observers(logger);
+    this.#handlerSteps = wantsHandlerSteps(logger) ? new WeakMap() : undefined;
     this.#telemetry = this.telemetry = this.#options.telemetry;
     this.logger = logger;
     this.maxBodyBytes = this.#options.maxBodyBytes;
@@ -395,7 +399,8 @@ class WebhookReceiver implements Webhooks {
     const { worker } = run;
     const context = new DeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt);
     if (worker?.signal) worker.detach = context.follow(worker.signal);
-    run.telemetry?.handlersStarted();
+    const { telemetry } = run;
+    telemetry?.handlersStarted();
     return runHandlersWithin(
       run.handlers,
       run.event,
@@ -404,7 +409,21 @@ class WebhookReceiver implements Webhooks {
       this.#handlerTimeouts,
       settle,
       run,
+      this.#handlerSteps !== undefined || telemetry?.handlerSettled ? this.#stepObserver(run) : undefined,
     );
+  }
+
+  /** Told of each handler as it settles, when a plug-in or the logger asked: both are told. */
+  #stepObserver<A>(run: Run<A>): StepObserver {
+    const steps = this.#handlerSteps;
+    const { telemetry } = run;
+    return (step) => {
+      telemetry?.handlerSettled?.(step);
+      if (steps === undefined) return;
+      const list = steps.get(run);
+      if (list === undefined) steps.set(run, [step]);
+      else list.push(step);
+    };
   }
 
   /** The work at an inbox's door: write the event durably, within the store's deadline. */
@@ -463,7 +482,14 @@ class WebhookReceiver implements Webhooks {
       error: failure,
       late: !!context.late,
     });
-    this.#observers.log(context, outcome, response.status, answered, failure);
+    this.#observers.log(
+      context,
+      outcome,
+      response.status,
+      answered,
+      failure,
+      this.#handlerSteps?.get(context),
+    );
   }
 
   /** Whatever threw where nothing should: answered 500 so the sender retries, and reported. */

@@ -1,6 +1,7 @@
 import { now } from './clock.js';
 import { STATUS_TABLE, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
+import type { HandlerStep } from './handler-step.js';
 import { speaksForItself } from './keeps-stderr.js';
 import type { DeliveryTelemetry } from './telemetry.js';
 import type { DeliveryOutcome, DeliveryRecord, ErrorListener, WebhookEvent, WebhookLogger } from './types.js';
@@ -17,6 +18,8 @@ export interface LogContext {
   readonly late?: boolean;
   /** The delivery's record for the `telemetry` plug-in, which joins the log record to its trace. */
   readonly telemetry?: DeliveryTelemetry | undefined;
+  /** An inbox worker's run: its attempt and, for a replayed dead letter, the replay's id. */
+  readonly worker?: { readonly attempt: number; readonly replayId: string | undefined } | undefined;
 }
 
 /**
@@ -87,10 +90,11 @@ export class Observers {
     status: number,
     code: string | undefined,
     error: WebhookError | undefined,
+    handlers?: readonly HandlerStep[],
   ): void {
     const logger = this.logger;
     if (!logger) return;
-    const { started, event, late } = context;
+    const { started, event, late, worker } = context;
     const record: { -readonly [K in keyof DeliveryRecord]: DeliveryRecord[K] } = {
       eventId: context.eventId ?? event?.id,
       eventType: event?.type,
@@ -107,6 +111,8 @@ export class Observers {
       Object.defineProperty(record, 'error', { value: error, enumerable: false });
     }
     if (late) record.late = true;
+    if (worker) record.inboxRun = { attempt: worker.attempt, replayId: worker.replayId };
+    if (handlers) record.handlers = [...handlers];
     const traced = context.telemetry?.logFields();
     if (traced) {
       record.trace_id = traced.trace_id;

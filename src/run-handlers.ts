@@ -1,6 +1,7 @@
 import { now } from './clock.js';
 import { HandlerFailedError, HandlerTimeoutError, type WebhookError } from './errors.js';
 import { isThenable } from './eventual.js';
+import type { HandlerStep } from './handler-step.js';
 import type { PendingTimeout, TimeoutQueue } from './timeout-queue.js';
 import type { HandlerContext, WebhookEvent, WebhookHandler } from './types.js';
 
@@ -103,6 +104,78 @@ export function runInOrder(
   return SUCCEEDED;
 }
 
+/** Told of each handler as it settles (see {@link runObserved}). */
+export type StepObserver = (step: HandlerStep) => void;
+
+function stepOf(
+  handlers: readonly WebhookHandler<WebhookEvent>[],
+  index: number,
+  outcome: HandlerStep['outcome'],
+  started: number,
+): HandlerStep {
+  return {
+    index,
+    name: handlers[index]!.name || 'anonymous',
+    outcome,
+    durationMs: Math.round((now() - started) * 1000) / 1000,
+  };
+}
+
+/**
+ * {@link runInOrder}, telling `observe` of each handler as it settles: the path taken only when a
+ * telemetry plug-in or a logger asked for the steps, so the usual one times nothing.
+ */
+export function runObserved(
+  handlers: readonly WebhookHandler<WebhookEvent>[],
+  event: WebhookEvent,
+  context: HandlerContext,
+  observe: StepObserver,
+): HandlerOutcome | Promise<unknown> {
+  for (let index = 0; index < handlers.length; index++) {
+    const started = now();
+    let result: unknown;
+    try {
+      result = handlers[index]!(event, context);
+    } catch (cause) {
+      observe(stepOf(handlers, index, 'failed', started));
+      return toFailed(cause);
+    }
+    if (isThenable(result)) return finishObserved(result, started, handlers, index, event, context, observe);
+    observe(stepOf(handlers, index, 'succeeded', started));
+  }
+  return SUCCEEDED;
+}
+
+async function finishObserved(
+  first: PromiseLike<unknown>,
+  firstStarted: number,
+  handlers: readonly WebhookHandler<WebhookEvent>[],
+  firstIndex: number,
+  event: WebhookEvent,
+  context: HandlerContext,
+  observe: StepObserver,
+): Promise<void> {
+  let pending: unknown = first;
+  let started = firstStarted;
+  for (let index = firstIndex; ; ) {
+    try {
+      await pending;
+    } catch (cause) {
+      observe(stepOf(handlers, index, 'failed', started));
+      throw cause;
+    }
+    observe(stepOf(handlers, index, 'succeeded', started));
+    if (++index >= handlers.length) return;
+    started = now();
+    try {
+      pending = handlers[index]!(event, context);
+    } catch (cause) {
+      observe(stepOf(handlers, index, 'failed', started));
+      throw cause;
+    }
+  }
+}
+
 async function finishInOrder(
   pending: PromiseLike<unknown>,
   handlers: readonly WebhookHandler<WebhookEvent>[],
@@ -119,7 +192,7 @@ async function finishInOrder(
  * returned synchronously (a synchronous handler cannot be timed out anyway), else from the promise
  * returned, which `then`'s result settles (no promise is spent in between). At the timeout the
  * context's signal is aborted with a `HandlerTimeoutError` and the outcome is `timed_out`, with the
- * rest of the run still to settle.
+ * rest of the run still to settle. With `observe`, each handler is timed and told to it as it settles.
  */
 export function runHandlersWithin<C, R>(
   handlers: readonly WebhookHandler<WebhookEvent>[],
@@ -129,9 +202,12 @@ export function runHandlersWithin<C, R>(
   timeouts: TimeoutQueue,
   then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
   thenContext: C,
+  observe?: StepObserver,
 ): R | Promise<R> {
   const started = now();
-  const running = runInOrder(handlers, event, context);
+  const running = observe
+    ? runObserved(handlers, event, context, observe)
+    : runInOrder(handlers, event, context);
   if (!(running instanceof Promise)) return then(thenContext, running);
   const answer = new Promise<R>(handOver);
   const pending = new PendingHandlers<C, R>(

@@ -1,6 +1,7 @@
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { WebhookError } from './errors.js';
 import type { Eventual } from './eventual.js';
+import type { HandlerStep } from './handler-step.js';
 
 /**
  * What the receiver tells a telemetry plug-in about its deliveries: the seam that
@@ -117,6 +118,11 @@ export interface DeliveryTelemetry {
   step<T>(name: TelemetryStep, call: () => Eventual<T>): Eventual<T>;
   /** The handlers start; {@link DeliveryTelemetry.workSettled} follows once they settle. */
   handlersStarted(): void;
+  /**
+   * One handler settled, in the order they run: which one, how it ended, how long it took. Optional: a
+   * plug-in without it is not asked, and the core then times no handler for it.
+   */
+  handlerSettled?(step: HandlerStep): void;
   /**
    * The run's work settled (`succeeded`, `failed` or `timed_out`): its handlers, or at an inbox's
    * door its write, which has no `handlersStarted` before it.

@@ -5,6 +5,7 @@
 import type { BodyBudget } from './body-budget.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { WebhookError } from './errors.js';
+import type { HandlerStep } from './handler-step.js';
 import type { InferSchemaOutput, StandardSchemaV1 } from './standard-schema.js';
 import type { WebhookTelemetry } from './telemetry.js';
 
@@ -449,6 +450,13 @@ export interface DeliveryRecord {
    * `code` repeat what the sender was told.
    */
   readonly late?: true;
+  /** On the record of an inbox worker's run: which attempt it was, and the replay's id for a replayed dead letter. */
+  readonly inboxRun?: { readonly attempt: number; readonly replayId: string | undefined };
+  /**
+   * Which handlers ran, in order, and how each ended: only for a logger that asks for them
+   * (`WANTS_HANDLER_STEPS`, as `devReporter()` does).
+   */
+  readonly handlers?: readonly HandlerStep[];
   /**
    * With the `telemetry` option, the delivery's trace and span ids (W3C hex), so a log line joins its
    * trace: the names pino's OpenTelemetry instrumentation uses.

@@ -10,11 +10,12 @@
  *    page as Markdown, and check every link, anchors and repository paths included.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { subpaths } from '../../subpaths.mjs';
 import { ensureSideInstall } from '../side-install.ts';
+import { apiIndex } from './api-index.mjs';
 import { checkSnippets } from './check-snippets.mjs';
 import { renderDiagrams } from './diagrams.mjs';
 import { checkLinks, REPOSITORY, SITE, SITE_BASE } from './links.mjs';
@@ -78,6 +79,9 @@ export function generateApiReference() {
   );
   execFileSync(bin('typedoc'), ['--options', options], { cwd: ROOT, stdio: 'inherit' });
   rmSync(options);
+  // TypeDoc's front page lists the module names only: one sentence each, grouped as the guide is.
+  const index = join(DOCS, 'api', 'index.md');
+  writeFileSync(index, apiIndex(readFileSync(index, 'utf8')));
 }
 
 const run = (args) =>

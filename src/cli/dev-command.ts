@@ -217,9 +217,10 @@ export async function runDev(
       version: VERSION,
       ...(token !== undefined && { token }),
       inbox: inbox?.admin,
-      // The attempts, as the sandbox prints them; the page's own requests would drown them.
+      // The attempts, as the sandbox prints them, and the reports nothing matched; the page's own
+      // requests would drown them.
       log: (line) => {
-        if (line.startsWith('delivery ')) io.out(`[${timestamp()}] ${line}`);
+        if (line.startsWith('delivery ') || line.startsWith('report ')) io.out(`[${timestamp()}] ${line}`);
       },
     });
   } catch (error) {

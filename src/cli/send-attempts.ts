@@ -52,15 +52,22 @@ export function formatAttempt(index: number, result: PostResult): string {
  * The bytes and the signature are identical every time, as when the service retries: a receiver
  * should run its handlers once and answer the copies 200 with `x-webhook-duplicate`.
  */
-export async function sendAttempts(body: string, plan: SendPlan, io: Io): Promise<PostResult[]> {
+export async function sendAttempts(
+  body: string,
+  plan: SendPlan,
+  io: Io,
+  onAttempt?: (result: PostResult, startedAt: Date) => Promise<void>,
+): Promise<PostResult[]> {
   const results: PostResult[] = new Array(plan.repeat);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < plan.repeat) {
       const index = next++;
+      const startedAt = new Date();
       const result = await postSigned(plan.url, body, plan.secret, { timeoutMs: plan.timeoutMs });
       results[index] = result;
       io.out(formatAttempt(index, result));
+      await onAttempt?.(result, startedAt);
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.concurrency, plan.repeat) }, worker));

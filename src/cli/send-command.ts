@@ -1,6 +1,7 @@
 import { EVENT_TYPES, isKnownEventType } from 'service-webhooks/core';
 import { createTestEvent } from 'service-webhooks/testing';
 import { type Io, parseFlags, SENDING_OPTIONS, stringFlag, UsageError } from './args.js';
+import { dashboardFor } from './dev-sent.js';
 import { ATTEMPT_TIMEOUT_SECONDS } from './help-text.js';
 import { planFromFlags, sendAttempts, summarize } from './send-attempts.js';
 
@@ -19,6 +20,9 @@ Options:
   --repeat N           send the same event N times (default 1)
   --concurrency C      at most C sends at once (default 1)
   --timeout SECONDS    per attempt (default ${ATTEMPT_TIMEOUT_SECONDS}, as the service)
+
+While service-webhooks dev runs and SERVICE_WEBHOOKS_DEV_URL is set (the report address it prints),
+each attempt is also shown on its dashboard, with the receiver's report joined to it.
 
 Exit code 0 when every attempt was answered 2xx, 1 otherwise, 2 on a usage error.`;
 
@@ -64,7 +68,15 @@ export async function runSend(argv: readonly string[], io: Io): Promise<number> 
   const times = plan.repeat === 1 ? '' : ` (${plan.repeat} times, ${plan.concurrency} at a time)`;
   io.out(`Sending ${event.type} ${event.id}${times} to ${plan.url}`);
   io.out(body);
-  const summary = summarize(await sendAttempts(body, plan, io));
+  const dashboard = dashboardFor(process.env, io.err);
+  const summary = summarize(
+    await sendAttempts(
+      body,
+      plan,
+      io,
+      dashboard && ((result, at) => dashboard.tell(event, plan.url, result, at)),
+    ),
+  );
   io.out(summary.line);
   return summary.ok ? 0 : 1;
 }

@@ -14,13 +14,20 @@
  * | DELETE /_dev/api/deliveries                       |                   | `{ deleted: number }`     |
  * | POST   /_dev/api/send                             | {@link SendRequest} | `{ data: DevDelivery[] }` |
  * | POST   /_dev/api/deliveries/:id/replay            |                   | `{ data: DevDelivery[] }` |
+ * | POST   /_dev/api/deliveries/:id/retry             |                   | `{ data: DevDelivery[] }`: the scheduled retry, made now (409 `no_retry_scheduled` when none waits) |
  * | GET    /_dev/api/deliveries/:id/export?as=fixture|test |              | a file (attachment)       |
  * | GET    /_dev/api/inbox                            |                   | {@link InboxView}         |
  * | GET    /_dev/api/inbox/dead-letters/:id          |                   | `DeadLetter`              |
  * | POST   /_dev/api/inbox/dead-letters/:id/replay   |                   | `Replay`                  |
  * | DELETE /_dev/api/inbox/dead-letters/:id          |                   | `{ removed: boolean }`    |
  * | POST   /_dev/api/report                           | `ReportBatch`     | `{ accepted: number }` (the receiver's devReporter) |
+ * | POST   /_dev/api/sent                             | {@link SentRecord} | `{ data: DevDelivery[] }` (`service-webhooks send`) |
  * | GET    /_dev/api/events?token=…                   |                   | `text/event-stream` of {@link DashboardEvent} |
+ *
+ * The stream resumes: each `delivery` and `cleared` event carries an `id:`, and a page that reconnects
+ * with `Last-Event-ID` (or `?last_event_id=`, when it reopens the stream itself) is sent what it
+ * missed, then a `sync` event saying whether it was (`resumed: false` when the id is too old or of
+ * another start: the page loads the whole list).
  *
  * Errors answer `{ error: { code, message } }` with a 4xx or 5xx status.
  *
@@ -49,6 +56,10 @@ export interface DevAttempt {
   readonly retry_after: string | null;
   /** What the receiver's `devReporter` said of this attempt, joined by event id and time. */
   readonly receiver: ReceiverReport | null;
+  /** The request's headers as signed and sent (the signature is an HMAC: the secret is never shown). */
+  readonly request_headers: Readonly<Record<string, string>>;
+  /** The answer's headers; empty when no answer came. */
+  readonly response_headers: Readonly<Record<string, string>>;
 }
 
 /**
@@ -67,6 +78,7 @@ export const DELIVERY_LABELS = [
   'forged_signature',
   'stale_created',
   'concurrent_copy',
+  'cli',
   'api',
 ] as const;
 
@@ -113,6 +125,11 @@ export interface DevDelivery {
   /** The event as sent (the body of each attempt, but for `pending_webhooks`). */
   readonly event: Record<string, unknown>;
   readonly attempts: readonly DevAttempt[];
+  /**
+   * An inbox's worker runs of this event, after the door's 2xx, as the worker's devReporter said them
+   * (outcome, attempt, error, handlers), in the order they came.
+   */
+  readonly worker_runs: readonly ReceiverReport[];
   /** A probe is sent once and never retried (a forged signature is not the service's delivery). */
   readonly retried: boolean;
 }
@@ -143,6 +160,29 @@ export interface DashboardState {
   readonly history_limit: number;
   /** Where the history is kept, `null` when in memory only. */
   readonly data_file: string | null;
+  /** Reports no attempt nor delivery took: counted, and logged by the dev command, never dropped unsaid. */
+  readonly unmatched_reports: number;
+}
+
+/**
+ * The body of `POST /_dev/api/sent`: one attempt `service-webhooks send` made while the dashboard runs,
+ * so it is listed beside the dashboard's own (label `cli`) and the receiver's report joins it.
+ */
+export interface SentRecord {
+  /** The event as sent. */
+  readonly event: Record<string, unknown>;
+  /** Where it was sent. */
+  readonly url: string;
+  readonly started_at: string;
+  readonly duration_ms: number;
+  readonly status: number | null;
+  readonly error: string | null;
+  readonly response_body: string;
+  readonly code: string | null;
+  readonly duplicate: boolean;
+  readonly retry_after: string | null;
+  readonly request_headers: Readonly<Record<string, string>>;
+  readonly response_headers: Readonly<Record<string, string>>;
 }
 
 /** The body of `POST /_dev/api/send`: an event type (a fresh sample), or an edited event, and a case. */
@@ -178,4 +218,11 @@ export type DashboardEvent =
   /** The inbox's figures, every two seconds while a page listens (only with an inbox). */
   | { readonly type: 'inbox'; readonly data: InboxView }
   /** A receiver reported (the page shows that the receiver's side is connected). */
-  | { readonly type: 'report'; readonly data: { readonly at: string } };
+  | { readonly type: 'report'; readonly data: { readonly at: string } }
+  /** Reports matched nothing within their wait: how many so far, and the latest one's summary. */
+  | { readonly type: 'unmatched'; readonly data: { readonly count: number; readonly last: string } }
+  /**
+   * Sent once on each (re)connection, after what the page missed: `resumed` when the stream took up
+   * from the page's `Last-Event-ID` (nothing to reload), `false` when the page must load the list.
+   */
+  | { readonly type: 'sync'; readonly data: { readonly resumed: boolean; readonly missed: number } };

@@ -4,8 +4,9 @@ import type { ReceiverReport, ReportBatch } from '../dev/report.js';
 import { isPlainObject } from '../parsing/plain-object.js';
 import { ApiError } from '../sandbox/api-errors.js';
 import { readJsonBody, sendJson } from '../sandbox/http-io.js';
+import { newId } from '../sandbox/ids.js';
 import type { Delivery } from '../sandbox/index.js';
-import type { InboxView } from './api-types.js';
+import type { InboxView, SentRecord } from './api-types.js';
 import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
 import { fixtureFile, testFile } from './delivery-export.js';
 import { samples, send } from './send-cases.js';
@@ -28,6 +29,100 @@ export function replay(context: DashboardContext, id: string): Delivery[] {
   return [
     context.scheduler.deliverTo(context.account, context.registration(), original.event, { label: 'replay' }),
   ];
+}
+
+/**
+ * Send the scheduled retry of delivery `id` now (the page's "retry now" and the MCP tool's): 404
+ * `delivery_not_found`, or 409 `no_retry_scheduled` when none waits (settled, or an attempt on its way).
+ *
+ * @example
+ * ```ts
+ * const delivery = retryNow(context, 'dlv_123');
+ * ```
+ */
+export function retryNow(context: DashboardContext, id: string): Delivery {
+  const result = context.scheduler.retryNow(context.account, id);
+  if (result === 'not_found') throw new DashboardApiError(404, 'delivery_not_found', `No delivery ${id}.`);
+  if (result !== 'sent') {
+    const why =
+      result === 'settled' ? 'it is settled: replay it instead' : 'an attempt of it is on its way now';
+    throw new DashboardApiError(409, 'no_retry_scheduled', `Delivery ${id} has no retry waiting: ${why}.`);
+  }
+  return context.account.deliveries.get(id)!;
+}
+
+const SENT_STRINGS = ['url', 'started_at', 'response_body'] as const;
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return isPlainObject(value) && Object.values(value).every((each) => typeof each === 'string');
+}
+
+function checkSent(body: unknown): SentRecord {
+  const record = body as Partial<Record<keyof SentRecord, unknown>>;
+  const valid =
+    isPlainObject(body) &&
+    isPlainObject(record.event) &&
+    typeof record.event.id === 'string' &&
+    typeof record.event.type === 'string' &&
+    SENT_STRINGS.every((key) => typeof record[key] === 'string') &&
+    typeof record.duration_ms === 'number' &&
+    (record.status === null || typeof record.status === 'number') &&
+    (record.error === null || typeof record.error === 'string') &&
+    (record.code === null || typeof record.code === 'string') &&
+    (record.retry_after === null || typeof record.retry_after === 'string') &&
+    typeof record.duplicate === 'boolean' &&
+    isStringRecord(record.request_headers) &&
+    isStringRecord(record.response_headers) &&
+    !Number.isNaN(Date.parse(record.started_at as string));
+  if (!valid) {
+    throw new DashboardApiError(
+      400,
+      'invalid_sent_record',
+      'A sent record is a SentRecord (see api-types.ts).',
+    );
+  }
+  return body as unknown as SentRecord;
+}
+
+/**
+ * An attempt `service-webhooks send` made while the dashboard runs, recorded as a delivery of its own
+ * (`cli`): settled as it was answered, never retried here (the command does not retry either).
+ */
+function recordSent(context: DashboardContext, sent: SentRecord): Delivery {
+  const ok = sent.status !== null && sent.status >= 200 && sent.status < 300;
+  const event = sent.event as unknown as Delivery['event'];
+  const delivery: Delivery = {
+    id: newId('dlv'),
+    webhook_id: context.registration().id,
+    event_id: event.id,
+    event_type: event.type,
+    status: ok ? 'succeeded' : 'failed',
+    attempts: [
+      {
+        attempt: 1,
+        started_at: sent.started_at,
+        duration_ms: sent.duration_ms,
+        status: sent.status,
+        error: sent.error,
+        response_body: sent.response_body,
+        code: sent.code,
+        duplicate: sent.duplicate,
+        retry_after: sent.retry_after,
+        request_headers: { ...sent.request_headers },
+        response_headers: { ...sent.response_headers },
+      },
+    ],
+    next_attempt_at: null,
+    created_at: sent.started_at,
+    event,
+    label: 'cli',
+    retried: false,
+  };
+  context.account.addDelivery(delivery);
+  context.account.changed();
+  context.joiner.attemptRecorded(delivery);
+  context.changed(delivery);
+  return delivery;
 }
 
 async function inboxView(admin: InboxAdmin): Promise<InboxView> {
@@ -102,7 +197,7 @@ export async function answerApi(
       case 'GET /secret':
         return json(200, { secret: secret() });
       case 'GET /events':
-        return context.stream.listen(response);
+        return context.stream.listen(request, response, url);
       case 'GET /deliveries':
         return json(200, { data: [...context.account.deliveries.values()].reverse().map(context.view) });
       case 'DELETE /deliveries': {
@@ -126,6 +221,12 @@ export async function answerApi(
       }
       case 'POST /deliveries/:id/replay':
         return json(202, { data: replay(context, id).map(context.view) });
+      case 'POST /deliveries/:id/retry':
+        return json(202, { data: [context.view(retryNow(context, id))] });
+      case 'POST /sent': {
+        const delivery = recordSent(context, checkSent(await readJsonBody(request)));
+        return json(201, { data: [context.view(delivery)] });
+      }
       case 'GET /deliveries/:id/export': {
         const delivery = context.account.deliveries.get(id);
         if (delivery === undefined)
@@ -143,7 +244,10 @@ export async function answerApi(
         const newestFirst = [...context.account.deliveries.values()].reverse();
         for (const record of records) {
           const joined = context.joiner.add(record, newestFirst);
-          if (joined !== undefined) context.changed(joined);
+          if (joined === undefined) continue;
+          // A worker's run that came before its door's report waited for it: it joins now.
+          context.joiner.attemptRecorded(joined);
+          context.changed(joined);
         }
         if (records.length > 0) {
           context.account.changed();

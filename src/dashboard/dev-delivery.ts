@@ -38,7 +38,10 @@ export function toDevDelivery(
       duplicate: attempt.duplicate ?? false,
       retry_after: attempt.retry_after ?? null,
       receiver: attempt.receiver ?? null,
+      request_headers: attempt.request_headers ?? {},
+      response_headers: attempt.response_headers ?? {},
     })),
+    worker_runs: delivery.worker_runs ?? [],
     retried: delivery.retried !== false,
   };
 }

@@ -122,7 +122,19 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const apiKey = options.apiKey ?? newApiKey();
   const assets = await StaticAssets.load(options.assetsFolder, token);
   const stream = new EventStream();
-  const joiner = new ReportJoiner();
+  let unmatchedReports = 0;
+  // A report nothing took is counted, logged and told to the pages: never dropped unsaid.
+  const joiner = new ReportJoiner(({ report, why }) => {
+    unmatchedReports++;
+    const what = `${report.outcome} ${report.status}${report.eventId === undefined ? '' : ` of ${report.eventType ?? 'event'} ${report.eventId}`} at ${report.at} (pid ${report.pid})`;
+    const reason =
+      why === 'no_attempt'
+        ? 'no delivery of this dashboard matched it (sent by another sender?)'
+        : 'too many reports were waiting';
+    const last = `unmatched report: ${what}: ${reason}`;
+    options.log?.(`report ${last}`);
+    stream.send({ type: 'unmatched', data: { count: unmatchedReports, last } });
+  });
   const docs = new DocsIndex(options.docsFolder);
   let context: DashboardContext | undefined;
   let lastReportAt: string | null = null;
@@ -229,8 +241,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       last_report_at: lastReportAt,
       history_limit: options.historyLimit ?? 1000,
       data_file: options.dataFile ?? null,
+      unmatched_reports: unmatchedReports,
     }),
   };
+  // Reports whose wait ended are given up even while no attempt comes to look at them.
+  const expiry = setInterval(() => joiner.expire(), 1_000).unref();
 
   // The inbox's figures, pushed while a page listens; one read at a time, so a slow backend never
   // piles reads up.
@@ -273,6 +288,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     port,
     async close() {
       clearInterval(inboxTimer);
+      clearInterval(expiry);
       stream.close();
       await sandbox.close();
     },

@@ -16,7 +16,7 @@ import { DeadLetterError, EVENT_TYPES, type InboxAdmin } from 'service-webhooks/
 import * as z from 'zod';
 import { ApiError } from '../sandbox/api-errors.js';
 import { type DevDelivery, SEND_CASES } from './api-types.js';
-import { replay } from './dashboard-api.js';
+import { replay, retryNow } from './dashboard-api.js';
 import { DashboardApiError, type DashboardContext } from './dashboard-context.js';
 import { fixtureFile, testFile } from './delivery-export.js';
 import type { DocsIndex } from './docs-index.js';
@@ -252,23 +252,7 @@ export function createMcpTools(tools: McpToolsContext): McpServer {
     },
     ({ delivery_id }) =>
       answer(() => {
-        const result = context.scheduler.retryNow(context.account, delivery_id);
-        if (result === 'not_found')
-          throw new DashboardApiError(404, 'delivery_not_found', `No delivery ${delivery_id}.`);
-        if (result === 'settled') {
-          throw new DashboardApiError(
-            409,
-            'delivery_settled',
-            `Delivery ${delivery_id} is settled: nothing to retry (replay it instead).`,
-          );
-        }
-        if (result === 'in_flight') {
-          throw new DashboardApiError(
-            409,
-            'attempt_in_flight',
-            `An attempt of delivery ${delivery_id} is on its way now.`,
-          );
-        }
+        retryNow(context, delivery_id);
         return { retried: true, delivery: summary(find(delivery_id)) };
       }),
   );

@@ -15,13 +15,19 @@ export interface DashboardTokens {
   readonly page: string;
   /**
    * Held by the receiver (`SERVICE_WEBHOOKS_DEV_URL`), which runs other code and may log its
-   * environment: it may post reports, and nothing else.
+   * environment: it may post reports, and what `service-webhooks send` sent, and nothing else.
    */
   readonly report: string;
 }
 
-/** The one route the report token opens. */
-const REPORT_ROUTE = { method: 'POST', pathname: '/_dev/api/report' };
+/**
+ * The routes the report token opens: both only add to what the page shows (a receiver's report, an
+ * attempt `service-webhooks send` made); neither sends, replays, reads the secret or clears anything.
+ */
+const REPORT_ROUTES: readonly { readonly method: string; readonly pathname: string }[] = [
+  { method: 'POST', pathname: '/_dev/api/report' },
+  { method: 'POST', pathname: '/_dev/api/sent' },
+];
 
 /**
  * Decides whether a `/_dev/api/*` request carries a token that allows it. The request already passed
@@ -30,7 +36,7 @@ const REPORT_ROUTE = { method: 'POST', pathname: '/_dev/api/report' };
  *
  * - a per-start token (header, or `?token=` for the event stream, which cannot set headers): only the
  *   page this server serves knows the page token; another origin cannot read that page.
- * - the report token opens `POST /_dev/api/report` only. A valid token that does not allow the
+ * - the report token opens `POST /_dev/api/report` and `POST /_dev/api/sent` only. A valid token that does not allow the
  *   request is `403 insufficient_scope` (as the sandbox answers a token without the scope); a missing
  *   or unknown one is `401 invalid_token`.
  *
@@ -50,11 +56,13 @@ export function tokenRefusal(
   const given = typeof header === 'string' ? header : url.searchParams.get('token');
   if (given !== null && sameSecret(given, tokens.page)) return undefined;
   if (given !== null && sameSecret(given, tokens.report)) {
-    if (request.method === REPORT_ROUTE.method && url.pathname === REPORT_ROUTE.pathname) return undefined;
+    if (REPORT_ROUTES.some((route) => request.method === route.method && url.pathname === route.pathname)) {
+      return undefined;
+    }
     return {
       status: 403,
       code: 'insufficient_scope',
-      message: `The report token may only ${REPORT_ROUTE.method} ${REPORT_ROUTE.pathname}; everything else is the dashboard page's.`,
+      message: `The report token may only ${REPORT_ROUTES.map((route) => `${route.method} ${route.pathname}`).join(' and ')}; everything else is the dashboard page's.`,
     };
   }
   return {

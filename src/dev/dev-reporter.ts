@@ -10,6 +10,7 @@ import {
   ConfigurationError,
   type DeliveryRecord,
   KEEPS_STDERR,
+  WANTS_HANDLER_STEPS,
   type WebhookLogger,
 } from 'service-webhooks/core';
 import { isLoopbackHost } from '../sandbox/loopback.js';
@@ -133,6 +134,11 @@ type Level = ReceiverReport['level'];
  */
 function lookingOn<Logger extends object>(logger: Logger): Logger {
   return Object.defineProperty(logger, KEEPS_STDERR, { value: true });
+}
+
+/** The dashboard shows which handlers ran: the reporter asks the receiver for each one's step. */
+function askingForSteps<Logger extends object>(logger: Logger): Logger {
+  return Object.defineProperty(logger, WANTS_HANDLER_STEPS, { value: true });
 }
 
 const NO_OP: DevReporter = Object.freeze(
@@ -309,6 +315,7 @@ class Reporter {
       flush: () => this.#flush(),
       queued: () => ({ records: this.#queue.length, bytes: this.#queuedBytes, dropped: this.#dropped }),
     };
+    askingForSteps(logger);
     return this.#inner === undefined ? lookingOn(logger) : logger;
   }
 
@@ -497,6 +504,18 @@ function toReport(level: Level, record: DeliveryRecord, message: string | undefi
     message: cut(optionalString(message), MAX_REPORTED_MESSAGE_CHARS),
     at: new Date().toISOString(),
     pid: process.pid,
+    handlers: Array.isArray(record.handlers)
+      ? record.handlers.map((step) => ({
+          index: step.index,
+          name: cut(step.name, MAX_NAME_CHARS) ?? 'anonymous',
+          outcome: step.outcome,
+          durationMs: step.durationMs,
+        }))
+      : undefined,
+    inboxRun:
+      record.inboxRun === undefined
+        ? undefined
+        : { attempt: record.inboxRun.attempt, replayId: optionalString(record.inboxRun.replayId) },
   };
 }
 

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import type { DeliveryOutcome } from 'service-webhooks/core';
+import type { DeliveryOutcome, HandlerStep } from 'service-webhooks/core';
 
 /** An error as the receiver saw it, flattened to plain JSON (the `cause` chain, three deep at most). */
 export interface ReportedError {
@@ -41,6 +41,10 @@ export interface ReceiverReport {
   readonly at: string;
   /** The receiver's process id, to tell several receivers (or workers) apart. */
   readonly pid: number;
+  /** Which handlers ran, in order, and how each ended (absent from reporters before they were reported). */
+  readonly handlers?: readonly HandlerStep[] | undefined;
+  /** Set on an inbox worker's run (after the door's 2xx): its attempt, and the replay's id of a replayed dead letter. */
+  readonly inboxRun?: { readonly attempt: number; readonly replayId: string | undefined } | undefined;
 }
 
 /** The body of `POST /_dev/api/report`: the records made since the previous post. */

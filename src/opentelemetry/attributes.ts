@@ -20,6 +20,10 @@ export const ATTRIBUTES = Object.freeze({
   statusCode: 'http.response.status_code',
   errorType: 'error.type',
   queue: 'messaging.destination.name',
+  handlerIndex: 'webhook.handler.index',
+  handlerName: 'webhook.handler.name',
+  handlerOutcome: 'webhook.handler.outcome',
+  handlerDurationMs: 'webhook.handler.duration_ms',
 } as const);
 
 /**

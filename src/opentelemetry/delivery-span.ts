@@ -7,7 +7,13 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import type { DeliveryAnswer, DeliveryTelemetry, Eventual, TelemetryStep } from 'service-webhooks/core';
+import type {
+  DeliveryAnswer,
+  DeliveryTelemetry,
+  Eventual,
+  HandlerStep,
+  TelemetryStep,
+} from 'service-webhooks/core';
 import { ATTRIBUTES, boundedEventType } from './attributes.js';
 import type { Instruments } from './instruments.js';
 import { formatTraceparent } from './trace-context.js';
@@ -78,6 +84,17 @@ export class DeliverySpan implements DeliveryTelemetry {
 
   handlersStarted(): void {
     this.#handlersStarted = performance.now();
+  }
+
+  /** One `webhook.handler` event on the delivery's span per handler, in the order they ran. */
+  handlerSettled(step: HandlerStep): void {
+    if (!this.#span.isRecording()) return;
+    this.#span.addEvent('webhook.handler', {
+      [ATTRIBUTES.handlerIndex]: step.index,
+      [ATTRIBUTES.handlerName]: step.name,
+      [ATTRIBUTES.handlerOutcome]: step.outcome,
+      [ATTRIBUTES.handlerDurationMs]: step.durationMs,
+    });
   }
 
   workSettled(kind: 'succeeded' | 'failed' | 'timed_out'): void {

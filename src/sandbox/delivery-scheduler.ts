@@ -201,6 +201,8 @@ export class DeliveryScheduler {
       duplicate: result.duplicate,
       code: result.code,
       retry_after: result.retryAfter,
+      request_headers: result.requestHeaders,
+      response_headers: result.responseHeaders,
     });
     const outcome = result.status ?? result.error;
     const where = `${delivery.event_type} ${delivery.event_id} → ${registration?.url ?? delivery.webhook_id}`;

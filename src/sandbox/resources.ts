@@ -64,6 +64,10 @@ export interface DeliveryAttempt {
   retry_after?: string | null;
   /** What the receiver's own `devReporter` said of this attempt (`service-webhooks dev` joins it). */
   receiver?: ReceiverReport | null;
+  /** The request's headers as signed and sent (never the secret: the signature is an HMAC). */
+  request_headers?: Record<string, string>;
+  /** The answer's headers, when one came. */
+  response_headers?: Record<string, string>;
 }
 
 /** Where a delivery stands: still being attempted, acknowledged with a 2xx, or given up. */
@@ -91,4 +95,9 @@ export interface Delivery {
   retried?: boolean;
   /** Signed with a random secret instead of the registration's, to show the receiver refusing it. */
   forged?: boolean;
+  /**
+   * An inbox's worker runs of this event, after the door's 2xx (`service-webhooks dev` joins what the
+   * worker's `devReporter` says, in the order they came).
+   */
+  worker_runs?: ReceiverReport[];
 }

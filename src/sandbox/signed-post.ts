@@ -26,10 +26,21 @@ export interface PostResult {
   retryAfter: string | null;
   /** The status table's code from an error answer's `{ error: { code } }`, when it has one. */
   code: string | null;
+  /**
+   * The headers this POST set, as signed and sent (the signature's value included: an HMAC of the body,
+   * not the secret). Empty for an attempt never made.
+   */
+  requestHeaders: Record<string, string>;
+  /** The answer's headers, lower-cased; empty when no answer came. */
+  responseHeaders: Record<string, string>;
 }
 
 /** A result for an attempt that was never made, or whose request failed before any answer. */
-export function unanswered(error: string, durationMs = 0): PostResult {
+export function unanswered(
+  error: string,
+  durationMs = 0,
+  requestHeaders: Record<string, string> = {},
+): PostResult {
   return {
     status: null,
     ok: false,
@@ -39,6 +50,8 @@ export function unanswered(error: string, durationMs = 0): PostResult {
     error,
     retryAfter: null,
     code: null,
+    requestHeaders,
+    responseHeaders: {},
   };
 }
 
@@ -73,15 +86,18 @@ export async function postSigned(
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': options.userAgent ?? 'service-webhooks-cli',
+    [SIGNATURE_HEADER]: signPayload(body, secret),
+  };
+  // fetch sets the length itself; it is recorded as sent.
+  const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   try {
     const response = await fetch(url, {
       method: 'POST',
       body,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': options.userAgent ?? 'service-webhooks-cli',
-        [SIGNATURE_HEADER]: signPayload(body, secret),
-      },
+      headers,
       // The service does not follow redirects to deliver; neither do we, so a misconfigured URL shows.
       redirect: 'manual',
       signal,
@@ -96,10 +112,12 @@ export async function postSigned(
       error: null,
       retryAfter: response.headers.get('retry-after'),
       code: errorCode(text),
+      requestHeaders: sent,
+      responseHeaders: Object.fromEntries(response.headers),
     };
   } catch (error) {
     const reason = timeout.aborted ? `timed out after ${timeoutMs} ms` : describeNetworkError(error);
-    return unanswered(reason, elapsed());
+    return unanswered(reason, elapsed(), sent);
   }
 }
 

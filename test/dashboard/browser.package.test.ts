@@ -19,10 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
-import type { DeliveryRecord, WebhookLogger } from 'service-webhooks';
-import { createWebhooks } from 'service-webhooks';
+import type { DeliveryRecord, WebhookLogger, Webhooks } from 'service-webhooks';
+import { createWebhooks, WANTS_HANDLER_STEPS } from 'service-webhooks';
 import { bullmqInbox, inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
 import { devReporter } from 'service-webhooks/dev';
+import { nodeHandler } from 'service-webhooks/node';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuiltCli } from '../cli/support.js';
@@ -74,11 +75,15 @@ let page: Page;
 let reporter: WebhookLogger | undefined;
 let closeInbox: () => Promise<void>;
 let inboxFailing = true;
+let inboxReceiver: Webhooks;
+let deadEventId: string;
 const inboxHandled: string[] = [];
 
 // The receiver exists before the dashboard (which is told where it is); the reporter needs the
-// dashboard's address: a relay hands the records on once both are up.
-const relay: WebhookLogger = {
+// dashboard's address: a relay hands the records on once both are up. It asks for the handler steps
+// as devReporter itself does.
+const relay: WebhookLogger & { readonly [WANTS_HANDLER_STEPS]: true } = {
+  [WANTS_HANDLER_STEPS]: true,
   info: (record: DeliveryRecord, message?: string) => reporter?.info(record, message),
   warn: (record: DeliveryRecord, message?: string) => reporter?.warn(record, message),
   error: (record: DeliveryRecord, message?: string) => reporter?.error(record, message),
@@ -94,7 +99,10 @@ async function deadLetterInInbox(queueName: string): Promise<string> {
   const webhooks = createWebhooks({
     secret: SECRET,
     inbox: bullmqInbox({ connection: REDIS_URL, queueName }),
+    // The worker's runs are reported as the receiver's are: the dashboard lists them under the delivery.
+    logger: relay,
   });
+  inboxReceiver = webhooks;
   webhooks.onError(() => {});
   webhooks.onAny((event) => {
     if (inboxFailing) throw new Error(`crm.example refused ${event.id}`);
@@ -137,9 +145,11 @@ beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'dashboard-browser-'));
   if (SHOTS !== undefined) await mkdir(SHOTS, { recursive: true });
   receiver = await startReceiver(SECRET, relay);
+  // A second, named handler: the attempt lists which handlers ran, one by one.
+  receiver.webhooks.onAny(function auditTrail() {});
   receiver.failNext = true;
   const queueName = `dashboard-browser-${process.pid}-${Date.now()}`;
-  await deadLetterInInbox(queueName);
+  deadEventId = await deadLetterInInbox(queueName);
   dev = await startProcess(
     process.execPath,
     [
@@ -181,6 +191,18 @@ beforeAll(async () => {
     ],
   });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // The page's event streams, so a test can drop one as a network outage would (see the resume test).
+  await page.addInitScript(() => {
+    const Native = window.EventSource;
+    const opened: EventSource[] = [];
+    (window as unknown as { openedStreams: EventSource[] }).openedStreams = opened;
+    window.EventSource = class extends Native {
+      constructor(url: string | URL, init?: EventSourceInit) {
+        super(url, init);
+        opened.push(this);
+      }
+    };
+  });
   await page.goto(dashboard);
   await text(page.getByTestId('stream-state'), /live/i, 15_000);
 }, 120_000);
@@ -236,11 +258,42 @@ describe('service-webhooks dev in Chromium', () => {
     await attribute(row, 'data-status', 'succeeded');
   });
 
-  it("shows the receiver's side of each attempt: the handler's error and its stack", async () => {
+  it("shows the receiver's side of each attempt: the handler's own error first, the wrapper and stack after, which handlers ran", async () => {
     await rows().first().click();
     const detail = page.getByTestId('delivery-detail');
     await text(detail, 'boom on the first attempt', 10_000);
-    await text(detail, /HandlerFailedError/);
+    const headline = detail.getByTestId('error-headline').first();
+    await text(headline, /^Error: boom on the first attempt$/);
+    await text(
+      detail.getByTestId('error-wrapper').first(),
+      /HandlerFailedError \(handler_failed\): A handler threw/,
+    );
+    // The stack stays behind the disclosure.
+    expect(await detail.locator('.error-box details').first().getAttribute('open')).toBeNull();
+    // Handler by handler: the first attempt's anonymous handler failed (auditTrail never ran), the
+    // second's both succeeded.
+    const attempts = detail.locator('li.attempt');
+    await until(async () => {
+      const first = await attempts.nth(0).getByTestId('handler-step').allTextContents();
+      const second = await attempts.nth(1).getByTestId('handler-step').allTextContents();
+      expect(first.map((step) => step.split(' ').slice(0, 2).join(' '))).toEqual(['anonymous failed']);
+      expect(second.map((step) => step.split(' ').slice(0, 2).join(' '))).toEqual([
+        'anonymous succeeded',
+        'auditTrail succeeded',
+      ]);
+    });
+  });
+
+  it('shows the headers of each attempt: the request as signed and sent, the answer; never the secret', async () => {
+    const detail = page.getByTestId('delivery-detail');
+    const sent = detail.getByTestId('request-headers').first();
+    const answered = detail.getByTestId('response-headers').first();
+    const sentText = (await sent.textContent()) ?? '';
+    expect(sentText).toMatch(/x-service-signature\s*sha256=[0-9a-f]{64}/);
+    expect(sentText).toMatch(/content-type\s*application\/json/);
+    expect(sentText).toMatch(/user-agent\s*service-webhooks-sandbox/);
+    expect((await answered.textContent()) ?? '').toMatch(/content-type\s*application\/json/);
+    expect(await detail.textContent()).not.toContain(SECRET);
   });
 
   it('replays the event as it was: the receiver answers it as a duplicate', async () => {
@@ -272,6 +325,28 @@ describe('service-webhooks dev in Chromium', () => {
     const letter = inbox.getByTestId('dead-letter-row');
     await count(letter, 1, 10_000);
     await screenshot('dashboard-inbox', page);
+    // By its event id, not the engine's job id; the actions whole at 1280 px beside the send panel.
+    expect(await letter.getByTestId('dead-letter-event-id').getAttribute('title')).toBe(deadEventId);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    try {
+      await until(async () => {
+        const wrap = await inbox.locator('.table-wrap').boundingBox();
+        const box = await inbox.locator('.table-wrap').evaluate((element) => ({
+          scroll: element.scrollWidth,
+          client: element.clientWidth,
+        }));
+        expect(box.scroll).toBeLessThanOrEqual(box.client);
+        for (const name of ['Show', 'Replay', 'Remove']) {
+          const button = await letter
+            .getByRole('button', { name: new RegExp(`^${name} dead letter of ${deadEventId}$`) })
+            .boundingBox();
+          expect(button).not.toBeNull();
+          expect(button!.x + button!.width).toBeLessThanOrEqual(wrap!.x + wrap!.width + 0.5);
+        }
+      });
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
     inboxFailing = false;
     await letter.getByRole('button', { name: /^Replay dead letter/ }).click();
     await count(letter, 0, 15_000);
@@ -279,6 +354,51 @@ describe('service-webhooks dev in Chromium', () => {
     while (inboxHandled.length === 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(inboxHandled).toHaveLength(1);
+  });
+
+  it("lists an inbox worker's runs under their delivery: outcome, attempt, error", async () => {
+    // The dashboard sends to the inbox's door (a receiver of its own, queueing), whose worker runs the
+    // event: the door's 200, then the worker's failed run and its retry, under the one delivery.
+    const door: Server = createServer(nodeHandler(inboxReceiver));
+    await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
+    const doorUrl = `http://127.0.0.1:${(door.address() as AddressInfo).port}/webhooks`;
+    const doorDev = await startProcess(
+      process.execPath,
+      [CLI, 'dev', '--forward', doorUrl, '--secret', SECRET, '--port', '0', '--in-memory'],
+      {
+        name: 'service-webhooks dev (inbox door)',
+        ready: /dashboard at (http:\S+)[\s\S]*SERVICE_WEBHOOKS_DEV_URL=(\S+)/,
+        timeoutMs: 30_000,
+      },
+    );
+    const previous = reporter;
+    const doorReporter = devReporter({ url: doorDev.match[2]!, flushIntervalMs: 20 });
+    reporter = doorReporter;
+    const doorPage = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    try {
+      inboxFailing = true;
+      await doorPage.goto(doorDev.match[1]!);
+      await text(doorPage.getByTestId('stream-state'), /live/i, 15_000);
+      await doorPage.getByLabel('Event type').selectOption('project.created');
+      await doorPage.getByRole('button', { name: 'Send', exact: true }).click();
+      const row = doorPage.getByTestId('delivery-row').first();
+      await attribute(row.getByTestId('attempt').first(), 'data-status-code', '200', 10_000);
+      await row.click();
+      const runs = doorPage.getByTestId('worker-run');
+      await until(async () => expect(await runs.count()).toBeGreaterThanOrEqual(1), 15_000);
+      const first = runs.first();
+      expect(await first.getAttribute('data-outcome')).toBe('failed');
+      await text(first, /attempt 1/);
+      await text(first, /crm\.example refused/);
+      expect(await accessibilityViolations(doorPage)).toEqual([]);
+    } finally {
+      inboxFailing = false;
+      reporter = previous;
+      await doorReporter.flush?.();
+      await doorPage.close();
+      await doorDev.stop();
+      await new Promise<void>((resolve) => door.close(() => resolve()));
+    }
   });
 
   it('sends the cases a receiver must refuse, each once: a forged signature, a stale created, two copies at once', async () => {
@@ -294,6 +414,148 @@ describe('service-webhooks dev in Chromium', () => {
     await count(copies, 2);
     await attribute(copies.nth(0), 'data-status', 'succeeded', 15_000);
     await attribute(copies.nth(1), 'data-status', 'succeeded', 15_000);
+  });
+
+  it('sends a scheduled retry now, without waiting for it', async () => {
+    // A receiver that keeps failing. At this time scale the third attempt is due 15 s after the second:
+    // long enough that an attempt made before then was the click's, not the schedule's.
+    const event = createTestEvent('payment.failed');
+    receiver.failAlways.add(event.id);
+    const token = await page.locator('meta[name="service-webhooks-dev-token"]').getAttribute('content');
+    const call = async (method: string, path: string, body?: unknown) =>
+      fetch(new URL(`_dev/api${path}`, dashboard), {
+        method,
+        headers: { 'x-service-webhooks-dev-token': token!, 'content-type': 'application/json' },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    const sent = await call('POST', '/send', { event });
+    expect(sent.status).toBe(202);
+    const id = ((await sent.json()) as { data: { id: string }[] }).data[0]!.id;
+    const row = page.locator(`[data-delivery-id="${id}"]`);
+    await attribute(row.getByTestId('attempt').nth(1), 'data-status-code', '500', 20_000);
+    await row.click();
+    const listed = (await (await call('GET', '/deliveries')).json()) as {
+      data: { id: string; next_attempt_at: string | null }[];
+    };
+    const due = Date.parse(listed.data.find((each) => each.id === id)!.next_attempt_at!);
+    await page.getByTestId('delivery-detail').getByRole('button', { name: 'Retry now' }).click();
+    await attribute(row.getByTestId('attempt').nth(2), 'data-status-code', '500', 10_000);
+    const after = (await (await call('GET', '/deliveries')).json()) as {
+      data: { id: string; attempts: { started_at: string }[] }[];
+    };
+    const third = after.data.find((each) => each.id === id)!.attempts[2]!;
+    expect(Date.parse(third.started_at)).toBeLessThan(due);
+    receiver.failAlways.delete(event.id);
+    // The report token (the receiver's) opens no retry: only the page's token may.
+    const report = new URL(dev.match[2]!);
+    const refused = await fetch(new URL(`_dev/api/deliveries/${id}/retry`, dashboard), {
+      method: 'POST',
+      headers: { 'x-service-webhooks-dev-token': report.searchParams.get('token')! },
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it("shows what `service-webhooks send` sent while dev runs, with the receiver's report joined", async () => {
+    const run = await startProcess(
+      process.execPath,
+      [CLI, 'send', '--url', receiver.url, '--secret', SECRET, '--type', 'project.created'],
+      {
+        name: 'service-webhooks send',
+        ready: /sent: /,
+        timeoutMs: 30_000,
+        env: { ...process.env, SERVICE_WEBHOOKS_DEV_URL: dev.match[2]! },
+      },
+    );
+    const id = /Sending project\.created (evt_\w+)/.exec(run.output())![1]!;
+    await run.stop();
+    const row = page.locator(`[data-testid="delivery-row"][data-label="cli"]`).first();
+    await attribute(row.getByTestId('attempt').first(), 'data-status-code', '200', 10_000);
+    await row.click();
+    const detail = page.getByTestId('delivery-detail');
+    await text(detail, id);
+    await text(detail, /Outcome\s*handled/, 15_000);
+    await text(detail.getByTestId('request-headers').first(), /x-service-signature/);
+  });
+
+  it('resumes the event stream where it dropped: no reload of the list, no event missed', async () => {
+    const listLoads: string[] = [];
+    const streams: string[] = [];
+    const onRequest = (request: { url(): string; method(): string }) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/_dev/api/deliveries' && request.method() === 'GET') listLoads.push(url.href);
+      if (url.pathname === '/_dev/api/events') streams.push(url.search);
+    };
+    page.on('request', onRequest);
+    // The reconnection waits until deliveries were made while the page was away.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/_dev/api/events**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.evaluate(() => {
+        const current = (window as unknown as { openedStreams: EventSource[] }).openedStreams.at(-1)!;
+        current.close();
+        current.dispatchEvent(new Event('error'));
+      });
+      await text(page.getByTestId('stream-state'), /disconnected|connecting/);
+      const token = await page.locator('meta[name="service-webhooks-dev-token"]').getAttribute('content');
+      const made: string[] = [];
+      for (const type of ['user.updated', 'project.updated']) {
+        const answer = await fetch(new URL('_dev/api/send', dashboard), {
+          method: 'POST',
+          headers: { 'x-service-webhooks-dev-token': token!, 'content-type': 'application/json' },
+          body: JSON.stringify({ type }),
+        });
+        made.push(((await answer.json()) as { data: { id: string }[] }).data[0]!.id);
+      }
+      // Both acknowledged while the page was away: their every change is what it must catch up on.
+      await until(async () => expect(receiver.runs.size).toBeGreaterThan(0));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      release();
+      await text(page.getByTestId('stream-state'), /live/i, 10_000);
+      for (const id of made)
+        await attribute(page.locator(`[data-delivery-id="${id}"]`), 'data-status', 'succeeded');
+      expect(streams.at(-1)).toMatch(/last_event_id=/);
+      expect(listLoads).toEqual([]);
+    } finally {
+      release();
+      await page.unroute('**/_dev/api/events**');
+      page.off('request', onRequest);
+    }
+  });
+
+  it('keeps the state column whole at 400 px', async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      const states = page.locator('[data-testid="delivery-row"] .col-state');
+      await until(async () => {
+        const boxes = await states.evaluateAll((elements) =>
+          elements.slice(0, 8).map((element) => {
+            const box = element.getBoundingClientRect();
+            const row = element.closest('button')!.getBoundingClientRect();
+            return {
+              cut: element.scrollWidth > element.clientWidth + 1,
+              right: box.right,
+              rowRight: row.right,
+              width: box.width,
+            };
+          }),
+        );
+        expect(boxes.length).toBeGreaterThan(0);
+        for (const box of boxes) {
+          expect(box.cut).toBe(false);
+          expect(box.width).toBeGreaterThan(0);
+          expect(box.right).toBeLessThanOrEqual(Math.min(box.rowRight, 400) + 0.5);
+        }
+      });
+      expect(await accessibilityViolations(page)).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
   });
 
   it("reads in light and dark mode, WCAG 2.1 AA by axe-core in both (and takes the docs' screenshots)", async () => {

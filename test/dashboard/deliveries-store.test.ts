@@ -18,6 +18,7 @@ function delivery(id: string, createdAt: string, changes: Partial<DevDelivery> =
     revision: 1,
     event: {},
     attempts: [],
+    worker_runs: [],
     retried: true,
     ...changes,
   };

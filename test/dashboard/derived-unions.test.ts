@@ -36,6 +36,7 @@ describe('the delivery labels', () => {
       'forged_signature',
       'stale_created',
       'concurrent_copy',
+      'cli',
       'api',
     ]);
   });

@@ -139,6 +139,7 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
     revision: 1,
     event,
     retried: true,
+    worker_runs: [],
     attempts: [
       {
         attempt: 1,
@@ -165,6 +166,8 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
           at: new Date().toISOString(),
           pid: 1,
         },
+        request_headers: {},
+        response_headers: {},
       },
       {
         attempt: 2,
@@ -173,6 +176,8 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
         status: null,
         error: receiverMessage,
         response_body: '',
+        request_headers: {},
+        response_headers: {},
         code: null,
         duplicate: false,
         retry_after: null,

@@ -160,7 +160,7 @@ describe('the tools', () => {
     expect(runs.get(sample.json.id)).toBe(2);
 
     const again = await mcp.call('retry_now', { delivery_id: made!.id });
-    expect(again).toMatchObject({ isError: true, text: expect.stringMatching(/^delivery_settled: /) });
+    expect(again).toMatchObject({ isError: true, text: expect.stringMatching(/^no_retry_scheduled: /) });
     const missing = await mcp.call('retry_now', { delivery_id: 'dlv_missing' });
     expect(missing).toMatchObject({ isError: true, text: expect.stringMatching(/^delivery_not_found: /) });
   });

@@ -222,6 +222,7 @@ describe("service-webhooks dev: the receiver's report token posts reports and no
       ['DELETE', '/deliveries'],
       ['POST', '/send', { type: 'user.created' }],
       ['POST', `/deliveries/${id}/replay`],
+      ['POST', `/deliveries/${id}/retry`],
       ['GET', `/deliveries/${id}/export?as=test`],
       ['GET', '/inbox'],
       ['POST', '/inbox/dead-letters/x/replay'],

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type { ReceiverReport, ReportedError } from '../../dev/report.js';
 import type { DashboardState, DevAttempt, DevDelivery } from '../api-types.js';
@@ -11,12 +12,21 @@ function ErrorChain({ error }: { error: ReportedError }) {
   const chain: ReportedError[] = [];
   for (let each: ReportedError | undefined = error; each && chain.length < 4; each = each.cause)
     chain.push(each);
+  // The receiver's error (handler_failed, …) wraps what the handler threw: the handler's own words come
+  // first, the wrapper after them.
+  const own = error.cause ?? error;
   return (
     <div class="error-box">
-      <p>
-        <strong>{error.name}</strong>
-        {error.code && <> ({error.code})</>}: {error.message}
+      <p data-testid="error-headline">
+        <strong>{own.name}</strong>
+        {own.code && <> ({own.code})</>}: {own.message}
       </p>
+      {own !== error && (
+        <p class="muted" data-testid="error-wrapper">
+          Reported as {error.name}
+          {error.code && <> ({error.code})</>}: {error.message}
+        </p>
+      )}
       {(error.stack || chain.length > 1) && (
         <details>
           <summary>Stack and cause chain</summary>
@@ -35,6 +45,75 @@ function ErrorChain({ error }: { error: ReportedError }) {
         </details>
       )}
     </div>
+  );
+}
+
+function HandlerSteps({ steps }: { steps: ReceiverReport['handlers'] }) {
+  if (!steps || steps.length === 0) return null;
+  return (
+    <>
+      <h6 class="steps-heading">Handlers, in order</h6>
+      <ol class="handler-steps">
+        {steps.map((step) => (
+          <li key={step.index} data-testid="handler-step" data-outcome={step.outcome}>
+            <code>{step.name}</code>{' '}
+            <span class={step.outcome === 'failed' ? 'bad-text' : 'good-text'}>{step.outcome}</span>{' '}
+            <span class="muted">in {duration(step.durationMs)}</span>
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
+
+function Headers({
+  title,
+  headers,
+  testId,
+}: {
+  title: string;
+  headers: Readonly<Record<string, string>>;
+  testId: string;
+}) {
+  const names = Object.keys(headers).sort();
+  if (names.length === 0) return null;
+  return (
+    <details data-testid={testId}>
+      <summary>{title}</summary>
+      <dl class="facts headers">
+        {names.map((name) => (
+          <Fragment key={name}>
+            <dt class="mono">{name}</dt>
+            <dd class="mono">{headers[name]}</dd>
+          </Fragment>
+        ))}
+      </dl>
+    </details>
+  );
+}
+
+function WorkerRuns({ runs }: { runs: readonly ReceiverReport[] }) {
+  if (runs.length === 0) return null;
+  return (
+    <>
+      <h3>Inbox worker runs</h3>
+      <p class="muted">
+        After the door's 2xx, the worker ran the event: each run as its devReporter said it.
+      </p>
+      <ol class="attempts">
+        {runs.map((run, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: runs only grow, in the order they came
+          <li key={index} class="attempt" data-testid="worker-run" data-outcome={run.outcome}>
+            <h4>
+              Worker run, attempt {run.inboxRun?.attempt ?? index + 1}
+              {run.inboxRun?.replayId && <> (replay {run.inboxRun.replayId})</>}:{' '}
+              <span class={run.outcome === 'failed' ? 'bad-text' : 'good-text'}>{run.outcome}</span>
+            </h4>
+            <Receiver report={run} />
+          </li>
+        ))}
+      </ol>
+    </>
   );
 }
 
@@ -69,6 +148,7 @@ function Receiver({ report }: { report: ReceiverReport | null }) {
         <dd>pid {report.pid}</dd>
       </dl>
       {report.error && <ErrorChain error={report.error} />}
+      <HandlerSteps steps={report.handlers} />
     </>
   );
 }
@@ -102,6 +182,12 @@ function Attempt({ attempt }: { attempt: DevAttempt }) {
               </>
             )}
           </dl>
+          <Headers
+            title="Request headers (as signed and sent)"
+            headers={attempt.request_headers}
+            testId="request-headers"
+          />
+          <Headers title="Response headers" headers={attempt.response_headers} testId="response-headers" />
           {attempt.response_body && (
             <details>
               <summary>Response body</summary>
@@ -118,7 +204,17 @@ function Attempt({ attempt }: { attempt: DevAttempt }) {
   );
 }
 
-function Schedule({ delivery, state }: { delivery: DevDelivery; state: DashboardState }) {
+function Schedule({
+  delivery,
+  state,
+  onRetryNow,
+  busy,
+}: {
+  delivery: DevDelivery;
+  state: DashboardState;
+  onRetryNow: () => void;
+  busy: boolean;
+}) {
   const pending = delivery.status === 'pending' && delivery.next_attempt_at !== null;
   const now = useNow(pending);
   const delays = state.retry_delays_seconds.map((seconds) => duration(seconds * 1000 * state.time_scale));
@@ -138,7 +234,12 @@ function Schedule({ delivery, state }: { delivery: DevDelivery; state: Dashboard
           <strong>
             Next: attempt {delivery.next_attempt} {countdown(Date.parse(delivery.next_attempt_at) - now)}
           </strong>{' '}
-          <span class="muted">(at {dateTime(delivery.next_attempt_at)})</span>
+          <span class="muted">(at {dateTime(delivery.next_attempt_at)})</span>{' '}
+          {!delivery.in_flight && delivery.attempts.length > 0 && (
+            <button type="button" class="small" onClick={onRetryNow} disabled={busy}>
+              Retry now
+            </button>
+          )}
         </p>
       )}
     </>
@@ -166,6 +267,19 @@ export function DeliveryDetail(props: {
       notify.ok(`Replayed ${delivery.event_id}: the receiver should answer it as a duplicate.`);
     } catch (error) {
       notify.fail(error, 'Replay');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const retryNow = async () => {
+    setBusy(true);
+    try {
+      const answer = await api<{ data: DevDelivery[] }>('POST', `${base}/retry`);
+      onSent(answer.data);
+      notify.ok(`Retrying ${delivery.event_id} now.`);
+    } catch (error) {
+      notify.fail(error, 'Retry now');
     } finally {
       setBusy(false);
     }
@@ -216,7 +330,7 @@ export function DeliveryDetail(props: {
       </div>
 
       <h3>Retry schedule</h3>
-      <Schedule delivery={delivery} state={state} />
+      <Schedule delivery={delivery} state={state} onRetryNow={retryNow} busy={busy} />
 
       <h3>Attempts</h3>
       {delivery.attempts.length === 0 ? (
@@ -228,6 +342,8 @@ export function DeliveryDetail(props: {
           ))}
         </ol>
       )}
+
+      <WorkerRuns runs={delivery.worker_runs} />
 
       <h3>Event</h3>
       <pre class="code event-json">{pretty(delivery.event)}</pre>

@@ -7,6 +7,7 @@ const LABELS: Readonly<Record<DeliveryLabel, string>> = {
   forged_signature: 'forged signature',
   stale_created: 'stale created',
   concurrent_copy: 'concurrent copy',
+  cli: 'service-webhooks send',
   api: 'api',
 };
 

@@ -89,9 +89,10 @@ export function Header(props: {
   state: DashboardState | null;
   stream: StreamState;
   lastReportAt: string | null;
+  unmatched: number;
   notify: Notify;
 }) {
-  const { state, stream, lastReportAt, notify } = props;
+  const { state, stream, lastReportAt, unmatched, notify } = props;
   return (
     <header class="top">
       <div class="title-row">
@@ -113,6 +114,15 @@ export function Header(props: {
           </div>
           <Secret hint={state.secret_hint} notify={notify} />
           <Reporting state={state} lastReportAt={lastReportAt} />
+          {unmatched > 0 && (
+            <span
+              class="indicator tone-muted"
+              data-testid="unmatched-reports"
+              title="Reports of deliveries this dashboard did not make (another sender, or a receiver shared with another dashboard); the dev command logs each."
+            >
+              {unmatched} unmatched {unmatched === 1 ? 'report' : 'reports'}
+            </span>
+          )}
         </div>
       )}
     </header>

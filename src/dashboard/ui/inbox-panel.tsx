@@ -19,7 +19,7 @@ function Letter({ letter, onClose }: { letter: DeadLetter; onClose: () => void }
     <section class="letter" aria-labelledby="letter-heading">
       <div class="panel-head">
         <h3 id="letter-heading" tabIndex={-1}>
-          Dead letter <span class="mono">{letter.jobId}</span>
+          Dead letter of <span class="mono">{letter.eventId}</span>
         </h3>
         <button type="button" class="small" onClick={onClose}>
           Close dead letter
@@ -30,6 +30,8 @@ function Letter({ letter, onClose }: { letter: DeadLetter; onClose: () => void }
         <dd>
           {letter.eventType} <span class="mono">{letter.eventId}</span>
         </dd>
+        <dt>Job</dt>
+        <dd class="mono">{letter.jobId}</dd>
         <dt>Attempts</dt>
         <dd>{letter.attempts}</dd>
         <dt>Received</dt>
@@ -91,20 +93,20 @@ export function InboxPanel(props: {
   const show = (letter: DeadLetter) =>
     run(letter.jobId, 'Showing the dead letter', async () => {
       setOpen(await api<DeadLetter>('GET', path(letter.jobId)));
-      return `Showing dead letter ${letter.jobId}.`;
+      return `Showing the dead letter of ${letter.eventId}.`;
     });
 
   const replay = (letter: DeadLetter) =>
     run(letter.jobId, 'Replaying the dead letter', async () => {
       const answer = await api<Replay>('POST', `${path(letter.jobId)}/replay`);
       reload();
-      return `Replayed dead letter ${letter.jobId} as job ${answer.jobId}.`;
+      return `Replayed the dead letter of ${letter.eventId} as job ${answer.jobId}.`;
     });
 
   const remove = (letter: DeadLetter) => {
     if (
       !window.confirm(
-        `Remove dead letter ${letter.jobId} (${letter.eventType})? It cannot be replayed after.`,
+        `Remove the dead letter of ${letter.eventId} (${letter.eventType})? It cannot be replayed after.`,
       )
     ) {
       return;
@@ -114,8 +116,8 @@ export function InboxPanel(props: {
       if (open?.jobId === letter.jobId) setOpen(null);
       reload();
       return answer.removed
-        ? `Removed dead letter ${letter.jobId}.`
-        : `Dead letter ${letter.jobId} was already gone.`;
+        ? `Removed the dead letter of ${letter.eventId}.`
+        : `The dead letter of ${letter.eventId} was already gone.`;
     });
   };
 
@@ -148,13 +150,14 @@ export function InboxPanel(props: {
                 <caption class="visually-hidden">Dead letters, newest first</caption>
                 <thead>
                   <tr>
-                    <th scope="col">Id</th>
+                    <th scope="col">Event id</th>
                     <th scope="col">Event type</th>
-                    <th scope="col" class="col-event-id">
-                      Event id
+                    <th scope="col" class="dl-secondary">
+                      Attempts
                     </th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Failed at</th>
+                    <th scope="col" class="dl-secondary">
+                      Failed at
+                    </th>
                     <th scope="col">Error</th>
                     <th scope="col">
                       <span class="visually-hidden">Actions</span>
@@ -164,13 +167,15 @@ export function InboxPanel(props: {
                 <tbody>
                   {view.dead_letters.map((letter) => (
                     <tr key={letter.jobId} data-testid="dead-letter-row">
-                      <td class="mono">{letter.jobId}</td>
-                      <td>{letter.eventType}</td>
-                      <td class="mono col-event-id" title={letter.eventId}>
+                      <td class="mono" title={letter.eventId} data-testid="dead-letter-event-id">
                         {shortId(letter.eventId)}
                       </td>
-                      <td>{letter.attempts}</td>
-                      <td title={letter.failedAt === undefined ? undefined : dateTime(letter.failedAt)}>
+                      <td>{letter.eventType}</td>
+                      <td class="dl-secondary">{letter.attempts}</td>
+                      <td
+                        class="dl-secondary"
+                        title={letter.failedAt === undefined ? undefined : dateTime(letter.failedAt)}
+                      >
                         {letter.failedAt === undefined ? '—' : time(letter.failedAt)}
                       </td>
                       <td class="error-cell">{letter.lastError}</td>
@@ -179,7 +184,7 @@ export function InboxPanel(props: {
                           type="button"
                           class="small"
                           disabled={busy === letter.jobId}
-                          aria-label={`Show dead letter ${letter.jobId}`}
+                          aria-label={`Show dead letter of ${letter.eventId}`}
                           onClick={() => show(letter)}
                         >
                           Show
@@ -188,7 +193,7 @@ export function InboxPanel(props: {
                           type="button"
                           class="small"
                           disabled={busy === letter.jobId}
-                          aria-label={`Replay dead letter ${letter.jobId}`}
+                          aria-label={`Replay dead letter of ${letter.eventId}`}
                           onClick={() => replay(letter)}
                         >
                           Replay
@@ -197,7 +202,7 @@ export function InboxPanel(props: {
                           type="button"
                           class="small danger"
                           disabled={busy === letter.jobId}
-                          aria-label={`Remove dead letter ${letter.jobId}`}
+                          aria-label={`Remove dead letter of ${letter.eventId}`}
                           onClick={() => remove(letter)}
                         >
                           Remove

@@ -28,6 +28,7 @@ function App() {
   const [loading, setLoading] = useState(true);
   const [stream, setStream] = useState<StreamState>('connecting');
   const [lastReportAt, setLastReportAt] = useState<string | null>(null);
+  const [unmatched, setUnmatched] = useState(0);
   const [inbox, setInbox] = useState<InboxView | null>(null);
   const [selected, setSelected] = useState<string | null>(selectedFromHash);
   const [edit, setEdit] = useState<EditRequest | null>(null);
@@ -52,6 +53,7 @@ function App() {
       setLastReportAt((known) =>
         known && next.last_report_at && known > next.last_report_at ? known : next.last_report_at,
       );
+      setUnmatched((known) => Math.max(known, next.unmatched_reports));
       return next;
     } catch (cause) {
       notify.fail(cause, 'Loading the dashboard state');
@@ -69,7 +71,7 @@ function App() {
     }
   }, [notify]);
 
-  /** The full list, on every (re)connect: what happened while the stream was down is not replayed to it. */
+  /** The full list: on the first open, and on a reconnect the server could not resume. */
   const loadDeliveries = useCallback(async () => {
     pending.current = [];
     try {
@@ -104,23 +106,25 @@ function App() {
         case 'report':
           setLastReportAt(event.data.at);
           break;
+        case 'unmatched':
+          setUnmatched(event.data.count);
+          break;
+        case 'sync':
+          // After each (re)open. Resumed: the server sent what the page missed, nothing to reload. Not
+          // resumed (the first open, a restarted server, an outage too long): the whole list, and after
+          // a restart the state too (secret, samples).
+          void ready.then(() => {
+            const first = !started;
+            started = true;
+            void loadInbox();
+            if (event.data.resumed) return;
+            if (!first) void loadState();
+            void loadDeliveries();
+          });
+          break;
       }
     };
-    const close = openStream({
-      onEvent,
-      onState: setStream,
-      onOpen: () => {
-        // The first open comes with the page's first load; later ones after an outage may also follow a
-        // restarted server, whose state (secret, samples) may differ.
-        void ready.then(() => {
-          if (started) void loadState();
-          started = true;
-          void loadDeliveries();
-          void loadInbox();
-        });
-      },
-    });
-    return close;
+    return openStream({ onEvent, onState: setStream });
   }, [apply, loadState, loadDeliveries, loadInbox]);
 
   useEffect(() => {
@@ -172,7 +176,13 @@ function App() {
       <a class="skip-link" href="#deliveries-heading">
         Skip to deliveries
       </a>
-      <Header state={state} stream={stream} lastReportAt={lastReportAt} notify={notify} />
+      <Header
+        state={state}
+        stream={stream}
+        lastReportAt={lastReportAt}
+        unmatched={unmatched}
+        notify={notify}
+      />
       <main>
         <Notices error={error} status={status} dismiss={dismiss} />
         {!state && (

@@ -6,32 +6,40 @@ export type StreamState = 'connecting' | 'live' | 'disconnected';
 export interface StreamHandlers {
   readonly onEvent: (event: DashboardEvent) => void;
   readonly onState: (state: StreamState) => void;
-  /** Called on every (re)open: events sent while the page was away are lost, so the caller catches up. */
-  readonly onOpen: () => void;
 }
 
-const EVENT_TYPES: readonly DashboardEvent['type'][] = ['delivery', 'cleared', 'inbox', 'report'];
+const EVENT_TYPES: readonly DashboardEvent['type'][] = [
+  'delivery',
+  'cleared',
+  'inbox',
+  'report',
+  'unmatched',
+  'sync',
+];
 const MAX_BACKOFF_MS = 10_000;
 
 /**
  * The server's event stream. EventSource retries by itself after a dropped connection, but gives up for
  * good on an HTTP error (a restarted server with a new token answers 401, a stopped one refuses): then
- * this reopens it with a growing delay. Returns a function that closes it.
+ * this reopens it with a growing delay, from the last event id seen, as EventSource does by itself
+ * with `Last-Event-ID`. Each (re)open is followed by a `sync` event: whether the server took up where
+ * the page left off, or the page must load the list. Returns a function that closes it.
  */
 export function openStream(handlers: StreamHandlers): () => void {
   let source: EventSource | undefined;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let backoff = 500;
   let closed = false;
+  let lastEventId = '';
 
   const connect = (): void => {
     handlers.onState('connecting');
-    const current = new EventSource(`/_dev/api/events?token=${encodeURIComponent(token)}`);
+    const resume = lastEventId === '' ? '' : `&last_event_id=${encodeURIComponent(lastEventId)}`;
+    const current = new EventSource(`/_dev/api/events?token=${encodeURIComponent(token)}${resume}`);
     source = current;
     current.onopen = () => {
       backoff = 500;
       handlers.onState('live');
-      handlers.onOpen();
     };
     current.onerror = () => {
       if (closed) return;
@@ -44,6 +52,7 @@ export function openStream(handlers: StreamHandlers): () => void {
     };
     for (const type of EVENT_TYPES) {
       current.addEventListener(type, (message: MessageEvent<string>) => {
+        if (message.lastEventId !== '') lastEventId = message.lastEventId;
         let data: unknown;
         try {
           data = JSON.parse(message.data);
