@@ -20,6 +20,7 @@ export const ATTRIBUTES = Object.freeze({
   statusCode: 'http.response.status_code',
   errorType: 'error.type',
   queue: 'messaging.destination.name',
+  throttleReason: 'webhook.throttle.reason',
 } as const);
 
 /**
