@@ -64,7 +64,7 @@ export interface InboxRate {
   /**
    * Added to the window, so that the time from a grant to its handler's start (the store's claim, a
    * busy event loop) cannot bring two starts closer than the window.
-   * @default 2% of `perMs`, from 50 ms to 1 s
+   * @default 2% of `perMs`, from 100 ms to 1 s
    */
   readonly marginMs?: number;
 }

@@ -89,7 +89,7 @@ export function flowSettings(
       what,
       'rate.marginMs',
       rate.marginMs,
-      Math.min(1_000, Math.max(50, Math.round(perMs * 0.02))),
+      Math.min(1_000, Math.max(100, Math.round(perMs * 0.02))),
       0,
     );
     checkedRate = { max, perMs, marginMs };
