@@ -68,7 +68,9 @@ test('the engine follows from the queue URL; stats, list, show, replay and remov
   const stats = await cli('stats');
   expect(stats.code).toBe(0);
   // SQS counts running and retrying messages together (in flight) and cannot see the oldest wait.
-  expect(stats.out).toMatch(/^waiting {7}0\nrunning {7}0\nretrying {6}0\ndead-lettered 2\nnext waited {3}-$/);
+  expect(stats.out).toMatch(
+    /^waiting {7}0\nrunning {7}0\nretrying {6}0\nthrottled {5}-\nrate-limited {2}-\ndead-lettered 2\nnext waited {3}-$/,
+  );
 
   const list = await cli('list');
   expect(list.code).toBe(0);
