@@ -83,6 +83,10 @@ const LINE_INDEPENDENT_TESTS = [
   'test/stores/{redis,dynamodb}/conformance.test.ts',
   'test/{inbox,sqs,pg-boss}/conformance.test.ts',
   'test/rabbitmq/conformance.test.ts',
+  // Flow control: the worker's gate against each engine's shared state (a Redis script, a PostgreSQL
+  // statement) and deferrals, measured from handler start times: semantics, not the driver's sockets.
+  'test/{inbox,sqs,pg-boss}/flow-control.test.ts',
+  'test/sqs/flow-control-redrive.test.ts',
   'test/consumer/typescript.test.ts',
   'test/types/declaration-merging.package.test.ts',
   'test/runtimes/**/*.test.ts',

@@ -69,6 +69,15 @@ export { EVENT_TYPES, isKnownEventType } from './event-types.js';
  * release.
  */
 export type { Eventual } from './eventual.js';
+export type {
+  FlowControl,
+  FlowControlSource,
+  FlowGrant,
+  InboxConcurrencyPerKey,
+  InboxFlowOptions,
+  InboxRate,
+  ThrottleReason,
+} from './flow-control.js';
 export { formatDuration } from './format-duration.js';
 export { type HandlerStep, WANTS_HANDLER_STEPS } from './handler-step.js';
 export type { DeadLetter, DeadLetterPage, InboxAdmin, InboxStats, Replay } from './inbox-admin.js';
@@ -82,6 +91,14 @@ export {
 } from './inbox-settings.js';
 export { KEEPS_STDERR } from './keeps-stderr.js';
 export { DEFAULTS } from './options.js';
+export {
+  RATE_LIMIT_DEFAULT_WAIT_MS,
+  RATE_LIMIT_MAX_WAIT_MS,
+  RATE_LIMIT_MIN_WAIT_MS,
+  type RateLimitAnswer,
+  RateLimitedError,
+  rateLimitedError,
+} from './rate-limited.js';
 export { DUPLICATE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
 export {

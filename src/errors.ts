@@ -66,7 +66,8 @@ export type WebhookErrorCode =
   | 'event_dead_lettered'
   | 'inbox_backlog'
   | 'invalid_inbox_entry'
-  | 'unauthenticated_inbox_entry';
+  | 'unauthenticated_inbox_entry'
+  | 'rate_limited';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes

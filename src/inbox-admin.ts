@@ -31,6 +31,17 @@ export interface InboxStats {
    * `undefined` when none is waiting, or when the engine cannot see it without taking the event.
    */
   readonly oldestWaitingMs: number | undefined;
+  /**
+   * Events a worker's flow control deferred (its `rate`, a key's `concurrencyPerKey` slots, or their
+   * shared state out of reach), waiting for their time; counted in `delayed` too. No attempt spent.
+   * `undefined` when the engine cannot tell (SQS: a hidden message carries no mark to count).
+   */
+  readonly throttled?: number | undefined;
+  /**
+   * Events waiting out a downstream's rate limit (a handler threw `RateLimitedError`); counted in
+   * `delayed` too. No attempt spent. `undefined` when the engine cannot tell.
+   */
+  readonly rateLimited?: number | undefined;
 }
 
 /**

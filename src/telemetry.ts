@@ -2,6 +2,7 @@ import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { WebhookError } from './errors.js';
 import type { Eventual } from './eventual.js';
 import type { HandlerStep } from './handler-step.js';
+import type { ThrottleReason } from './throttle-reason.js';
 
 /**
  * What the receiver tells a telemetry plug-in about its deliveries: the seam that
@@ -37,6 +38,12 @@ export interface WebhookTelemetry {
   startInboxRun(start: InboxRunStart): DeliveryTelemetry | undefined;
   /** An inbox engine gave up on an entry after its last attempt and kept it as a dead letter. */
   deadLettered(eventType: string | undefined): void;
+  /**
+   * An inbox worker held an entry back (deferred it without spending an attempt): its `rate`, its
+   * `concurrencyPerKey`, a handler's `RateLimitedError` (`downstream`), or the flow-control state out
+   * of reach (`unavailable`). Optional, so that a plug-in written before it still fits.
+   */
+  throttled?(queue: string, reason: ThrottleReason): void;
   /**
    * An inbox engine's gauges, read when the plug-in collects (not on a timer of the engine's own).
    * Answers the function that stops observing, for the engine's `close()`.

@@ -13,14 +13,14 @@ import type { InboxStats, ProcessResult, Webhooks } from 'service-webhooks/core'
 import { describeFailure } from '../inbox/attempt-outcome.js';
 import type { Schedule } from '../inbox/backoff.js';
 import { Throttle } from '../inbox/throttle.js';
-import type { InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type { DeferReason, InboxDelivery, InboxTransport } from '../inbox/transport.js';
 import type { InboxWorkerCore } from '../inbox/worker.js';
 import { BackgroundErrors } from '../stores/background-errors.js';
 import { EvictionGuard } from '../stores/redis-eviction.js';
 import type { location, OpenedClient } from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import { entryOf, type InboxJobData, type InboxJobName } from './job-data.js';
-import { inboxStats } from './stats.js';
+import { inboxStats, redisOf, throttledKeys } from './stats.js';
 
 type InboxJob = Job<InboxJobData, ProcessResult, InboxJobName>;
 
@@ -162,10 +162,17 @@ export class BullTransport implements InboxTransport<BullDelivery> {
     delivery.result = result;
   }
 
-  async defer(delivery: BullDelivery, delayMs: number): Promise<void> {
+  async defer(delivery: BullDelivery, delayMs: number, reason?: DeferReason): Promise<void> {
     if (delivery.token === undefined)
       throw new Error('BullMQ gave the job no lock token; it cannot be deferred');
-    await delivery.job.moveToDelayed(Date.now() + delayMs, delivery.token);
+    const until = Date.now() + delayMs;
+    // Counted for stats() until the job is due again (see throttledKeys).
+    const key =
+      reason === undefined || reason === 'held'
+        ? undefined
+        : throttledKeys(this.queue)[reason === 'downstream' ? 'rateLimited' : 'throttled'];
+    if (key !== undefined) await (await redisOf(this.queue)).zadd(key, until, String(delivery.job.id));
+    await delivery.job.moveToDelayed(until, delivery.token);
     delivery.thrown = new DelayedError();
   }
 

@@ -10,6 +10,7 @@ import {
   ConfigurationError,
   INBOX_DEFAULTS,
   type InboxBackoff,
+  type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type ProcessResult,
@@ -20,10 +21,18 @@ import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
+  flowSettings,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
-import { type InboxConnection, type InboxLocation, location, openClient } from './connection.js';
+import { RedisFlowControl } from '../stores/redis-flow-control.js';
+import {
+  type InboxConnection,
+  type InboxLocation,
+  location,
+  type OpenedClient,
+  openClient,
+} from './connection.js';
 import type { InboxBullQueue } from './inbox-queue.js';
 import { DEFAULT_QUEUE_NAME, type InboxJobData, type InboxJobName } from './job-data.js';
 import { type BullDelivery, BullTransport } from './transport.js';
@@ -41,7 +50,7 @@ import { type BullDelivery, BullTransport } from './transport.js';
  * });
  * ```
  */
-export interface InboxWorkerOptions extends InboxLocation {
+export interface InboxWorkerOptions extends InboxLocation, InboxFlowOptions {
   /**
    * Redis: a URL (the worker makes its clients), or an ioredis client made with
    * `{ maxRetriesPerRequest: null }`, as BullMQ's blocking fetch needs; the worker duplicates it for
@@ -265,11 +274,26 @@ class RunningInboxWorker implements InboxWorker {
   readonly #core: InboxWorkerCore<BullDelivery>;
 
   constructor(webhooks: Webhooks, options: InboxWorkerOptions, settings: WorkerSettings) {
-    const opened = openClient(options.connection, { maxRetriesPerRequest: null }, WHAT);
-    const transport = new BullTransport({ ...settings, name: options.name, what: WHAT }, opened);
+    let opened: OpenedClient | undefined;
+    const open = (): OpenedClient => {
+      opened ??= openClient(options.connection, { maxRetriesPerRequest: null }, WHAT);
+      return opened;
+    };
+    // Checked before anything connects; the shared state is the queue's own Redis, beside its keys.
+    const flow = flowSettings(
+      WHAT,
+      settings.queueName,
+      options,
+      () =>
+        new RedisFlowControl({
+          client: open().client as never,
+          prefix: `${settings.prefix.prefix ?? 'bull'}:${settings.queueName}:sw-flow:`,
+        }),
+    );
+    const transport = new BullTransport({ ...settings, name: options.name, what: WHAT }, open());
     this.worker = transport.worker;
     this.queue = transport.queue;
-    this.#core = new InboxWorkerCore(webhooks, transport, settings, options.logger);
+    this.#core = new InboxWorkerCore(webhooks, transport, { ...settings, flow }, options.logger);
     transport.attach(this.#core, webhooks);
   }
 

@@ -10,8 +10,10 @@ Look after the inbox of a receiver that acknowledges fast and processes later, o
 (the dead-letter list). Every engine prints the same columns.
 
 Subcommands:
-  stats              events waiting, running, waiting for a retry and dead-lettered; the wait of the
-                     next event to run (where the engine can tell)
+  stats              events waiting, running, waiting for a retry and dead-lettered; of those waiting
+                     for a retry, the ones a worker's flow control deferred (throttled) and the ones
+                     waiting out a downstream's 429 (rate-limited); the wait of the next event to
+                     run (where the engine can tell: - where it cannot)
   list               dead-lettered events, newest first, one line each: id, type, event id,
                      attempts, when it failed, the last error
   show ID            one dead-lettered event: the event, its attempts, timestamps and last error
@@ -168,6 +170,9 @@ function printStats(stats: InboxStats, json: boolean, io: Io, duration: (ms: num
   io.out(`waiting       ${stats.waiting}`);
   io.out(`running       ${stats.active}`);
   io.out(`retrying      ${stats.delayed}`);
+  // Part of `retrying`: the events flow control deferred, and those waiting out a downstream's 429.
+  io.out(`throttled     ${stats.throttled ?? '-'}`);
+  io.out(`rate-limited  ${stats.rateLimited ?? '-'}`);
   io.out(`dead-lettered ${stats.deadLettered}`);
   io.out(`next waited   ${stats.oldestWaitingMs === undefined ? '-' : duration(stats.oldestWaitingMs)}`);
 }

@@ -7,6 +7,7 @@ import {
   EventSchemaError,
   InvalidInboxEntryError,
   type ProcessResult,
+  RateLimitedError,
   WebhookError,
 } from 'service-webhooks/core';
 import type { Schedule } from './backoff.js';
@@ -14,7 +15,8 @@ import type { Schedule } from './backoff.js';
 /**
  * - `done`: handled, or a duplicate of a handled event: remove it from the queue.
  * - `defer`: another run holds the event's claim (a worker handling it now, or one that died and whose
- *   lease has not ended). Not this event's failure, so no attempt is spent: come back after `delayMs`.
+ *   lease has not ended; `reason: 'held'`), or a handler threw `RateLimitedError` (`'downstream'`).
+ *   Not this event's failure, so no attempt is spent: come back after `delayMs`.
  * - `retry`: the attempt failed; run it again after `delayMs`.
  * - `dead-letter`: the last attempt failed, or the entry is poison (no event, an envelope the door
  *   would refuse, an event its schema refuses), which no retry can fix: dead-letter it now, with
@@ -22,7 +24,7 @@ import type { Schedule } from './backoff.js';
  */
 export type AttemptOutcome =
   | { readonly kind: 'done'; readonly result: ProcessResult }
-  | { readonly kind: 'defer'; readonly delayMs: number }
+  | { readonly kind: 'defer'; readonly delayMs: number; readonly reason: 'held' | 'downstream' }
   | { readonly kind: 'retry'; readonly delayMs: number; readonly error: unknown }
   | { readonly kind: 'dead-letter'; readonly reason: 'poison' | 'last-attempt'; readonly error: unknown };
 
@@ -43,10 +45,33 @@ export function judgeFailure(
   if (isPoison(error)) return { kind: 'dead-letter', reason: 'poison', error };
   if (error instanceof EventInProgressError) {
     const seconds = error.retryAfterSeconds ?? HELD_FALLBACK_SECONDS;
-    return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())) };
+    return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())), reason: 'held' };
+  }
+  const limited = rateLimitedIn(error);
+  if (limited) {
+    // Never earlier than the downstream asked; up to a fifth later, so entries limited together spread.
+    return {
+      kind: 'defer',
+      delayMs: Math.round(limited.retryAfterMs * (1 + 0.2 * random())),
+      reason: 'downstream',
+    };
   }
   if (attempt >= attempts) return { kind: 'dead-letter', reason: 'last-attempt', error };
   return { kind: 'retry', delayMs: retries.delayMs(attempt, random), error };
+}
+
+/**
+ * The `RateLimitedError` a handler threw, as the run's failure carries it (`handler_failed` with it as
+ * its cause), or as thrown itself.
+ */
+export function rateLimitedIn(error: unknown): RateLimitedError | undefined {
+  let current: unknown = error;
+  // A few causes deep at most: a handler may wrap it once more (its client's own error class).
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof RateLimitedError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 /** An entry no retry can fix: dead-letter it at once rather than spend every attempt over days. */

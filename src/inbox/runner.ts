@@ -15,8 +15,9 @@ import {
 } from 'service-webhooks/core';
 import { describeFailure, judgeFailure } from './attempt-outcome.js';
 import type { Schedule } from './backoff.js';
+import { FlowGate, type FlowSettings } from './flow-gate.js';
 import { failureFields, inboxLog } from './log.js';
-import type { DeadLetterReason, InboxDelivery, InboxTransport } from './transport.js';
+import type { DeadLetterReason, DeferReason, InboxDelivery, InboxTransport } from './transport.js';
 
 /**
  * What the runner needs, checked by the engine's worker at its start.
@@ -34,6 +35,8 @@ export interface RunnerSettings {
   readonly acceptUnsealedEntries: boolean;
   /** Recoveries of a crashed run allowed before a dead letter, for a transport that counts `crashes`. */
   readonly maxCrashes?: number;
+  /** The worker's flow control (`rate`, `concurrencyPerKey`), when it has any. */
+  readonly flow?: FlowSettings | undefined;
 }
 
 /**
@@ -68,6 +71,7 @@ export class InboxRunner<D extends InboxDelivery> {
   readonly #transport: InboxTransport<D>;
   readonly #settings: RunnerSettings;
   readonly #logger: InboxLogger | undefined;
+  readonly #flow: FlowGate | undefined;
 
   constructor(
     webhooks: Webhooks,
@@ -79,6 +83,8 @@ export class InboxRunner<D extends InboxDelivery> {
     this.#transport = transport;
     this.#settings = settings;
     this.#logger = logger;
+    this.#flow =
+      settings.flow && new FlowGate(settings.flow, (record, message) => this.#log('warn', record, message));
   }
 
   /** One run of `delivery`; `abandon` aborts when a forced close leaves the runs to the engine. */
@@ -98,6 +104,16 @@ export class InboxRunner<D extends InboxDelivery> {
     abandon?.addEventListener('abort', onAbandon, { once: true });
     try {
       if (this.#transport.due && !(await this.#transport.due(delivery, abandon))) return { kind: 'not-due' };
+      let admitted: (() => void) | undefined;
+      if (this.#flow) {
+        const admission = await this.#flow.admit(delivery.entry, abandon);
+        if (admission.kind === 'defer') {
+          stopLease?.();
+          if (abandon?.aborted) return { kind: 'abandoned' };
+          return await this.#defer(delivery, admission.delayMs, admission.reason);
+        }
+        admitted = admission.done;
+      }
       const startedAt = Date.now();
       let result: ProcessResult | undefined;
       let failure: unknown;
@@ -105,6 +121,8 @@ export class InboxRunner<D extends InboxDelivery> {
         result = await this.#webhooks.process(delivery.entry as never, this.#processOptions(delivery));
       } catch (error) {
         failure = error;
+      } finally {
+        admitted?.();
       }
       // Stopped before anything else touches the delivery: a renewal must not undo a deferral.
       stopLease?.();
@@ -137,20 +155,8 @@ export class InboxRunner<D extends InboxDelivery> {
     const { attempt } = delivery;
     const verdict = judgeFailure(failure, attempt, attempts, retries);
     switch (verdict.kind) {
-      case 'defer': {
-        const { delayMs } = verdict;
-        const end = await this.#settle(delivery, 'defer', () => this.#transport.defer(delivery, delayMs), {
-          kind: 'deferred',
-        });
-        if (end.kind === 'deferred') {
-          this.#log(
-            'info',
-            { ...delivery.ids, eventId: this.#eventId(delivery), attempt, delayMs },
-            'webhook inbox: event held by another worker; deferred',
-          );
-        }
-        return end;
-      }
+      case 'defer':
+        return this.#defer(delivery, verdict.delayMs, verdict.reason);
       case 'retry': {
         const next = attempt + 1;
         const { delayMs, error } = verdict;
@@ -172,6 +178,34 @@ export class InboxRunner<D extends InboxDelivery> {
       case 'dead-letter':
         return this.#deadLetter(delivery, verdict.reason, verdict.error, startedAt);
     }
+  }
+
+  /**
+   * Run the delivery again after `delayMs`, spending no attempt. A throttle is counted in telemetry
+   * (by queue and reason, never by entry); a downstream's 429 and a held claim are also logged, the
+   * worker's own limits are not (a backlog under a rate would log every entry, every period).
+   */
+  async #defer(delivery: D, delayMs: number, reason: DeferReason): Promise<RunEnd> {
+    const end = await this.#settle(
+      delivery,
+      'defer',
+      () => this.#transport.defer(delivery, delayMs, reason),
+      {
+        kind: 'deferred',
+      },
+    );
+    if (end.kind !== 'deferred') return end;
+    if (reason !== 'held') this.#webhooks.telemetry?.throttled?.(this.#transport.name, reason);
+    if (reason === 'held' || reason === 'downstream') {
+      this.#log(
+        'info',
+        { ...delivery.ids, eventId: this.#eventId(delivery), attempt: delivery.attempt, delayMs },
+        reason === 'held'
+          ? 'webhook inbox: event held by another worker; deferred'
+          : 'webhook inbox: a handler’s downstream is rate limited; deferred without spending an attempt',
+      );
+    }
+    return end;
   }
 
   async #deadLetter(

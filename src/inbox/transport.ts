@@ -3,7 +3,17 @@
  * an engine must do so that one worker runs its events. BullMQ, pg-boss and SQS are transports; the
  * next engine is one more.
  */
-import type { InboxEntry, InboxStats, ProcessResult } from 'service-webhooks/core';
+import type { InboxEntry, InboxStats, ProcessResult, ThrottleReason } from 'service-webhooks/core';
+
+/**
+ * Why a delivery is deferred: its claim held by another run, or a flow-control reason.
+ *
+ * @example
+ * ```ts
+ * const throttled = (reason: DeferReason) => reason !== 'held';
+ * ```
+ */
+export type DeferReason = 'held' | ThrottleReason;
 
 /**
  * One event as the engine handed it out: the entry, which attempt this is, and how to name it in logs.
@@ -104,8 +114,13 @@ export interface InboxTransport<D extends InboxDelivery = InboxDelivery> {
   extend?(delivery: D): () => void;
   /** The run is done (handled, or a duplicate): remove the delivery. */
   acknowledge(delivery: D, result: ProcessResult): Promise<void>;
-  /** Another run holds the event's claim: run this delivery again after `delayMs`, spending no attempt. */
-  defer(delivery: D, delayMs: number): Promise<void>;
+  /**
+   * Run this delivery again after `delayMs`, spending no attempt: another run holds the event's claim
+   * (`held`), or flow control held it back (`rate`, `key`, `unavailable`: the worker's limits, or
+   * their shared state out of reach; `downstream`: a handler's `RateLimitedError`). An engine that can
+   * count the throttled entries for `stats()` records `reason`; one that cannot ignores it.
+   */
+  defer(delivery: D, delayMs: number, reason?: DeferReason): Promise<void>;
   /** Write attempt `next.attempt` due after `next.delayMs`, then remove this delivery. */
   retry(
     delivery: D,

@@ -2,7 +2,15 @@
  * The checks every engine's worker (and the SQS Lambda handler) runs on its options at the start, so
  * that a mistake is one clear `ConfigurationError` in the same words on every engine.
  */
-import { ConfigurationError, type InboxMonitorOptions, type Webhooks } from 'service-webhooks/core';
+import {
+  ConfigurationError,
+  type FlowControl,
+  type FlowControlSource,
+  type InboxFlowOptions,
+  type InboxMonitorOptions,
+  type Webhooks,
+} from 'service-webhooks/core';
+import type { FlowSettings } from './flow-gate.js';
 
 /** `value` when it is a whole number from `min` to `max`, `fallback` when it is not given. */
 export function wholeOption(
@@ -54,4 +62,72 @@ export function monitorSettings(
     maxDepth: wholeOption(what, 'monitor.maxDepth', options.maxDepth, Number.MAX_SAFE_INTEGER, 0),
     maxWaitMs: wholeOption(what, 'monitor.maxWaitMs', options.maxWaitMs, 600_000, 0),
   };
+}
+
+/**
+ * The flow-control options (`rate`, `concurrencyPerKey`, `flowControl`, `holdMs`), checked alike on
+ * every engine. `engineBackend` makes the engine's own shared state (BullMQ: its Redis; pg-boss: its
+ * database), used unless `flowControl` names another; an engine without one (SQS) passes none, and
+ * then `rate` or `concurrencyPerKey` without `flowControl` is refused. `undefined`: no flow control.
+ */
+export function flowSettings(
+  what: string,
+  queue: string,
+  options: InboxFlowOptions,
+  engineBackend: (() => FlowControl) | undefined,
+): FlowSettings | undefined {
+  const { rate, concurrencyPerKey } = options;
+  if (rate === undefined && concurrencyPerKey === undefined) return undefined;
+  const holdMs = wholeOption(what, 'holdMs', options.holdMs, 2_000, 0);
+  let checkedRate: FlowSettings['rate'];
+  if (rate !== undefined) {
+    if (typeof rate !== 'object' || rate === null)
+      throw new ConfigurationError(`${what} \`rate\` must be { max, perMs }; got ${String(rate)}.`);
+    const max = requiredWhole(what, 'rate.max', rate.max);
+    const perMs = requiredWhole(what, 'rate.perMs', rate.perMs);
+    const marginMs = wholeOption(
+      what,
+      'rate.marginMs',
+      rate.marginMs,
+      Math.min(1_000, Math.max(100, Math.round(perMs * 0.02))),
+      0,
+    );
+    checkedRate = { max, perMs, marginMs };
+  }
+  let perKey: FlowSettings['perKey'];
+  if (concurrencyPerKey !== undefined) {
+    if (typeof concurrencyPerKey?.key !== 'function')
+      throw new ConfigurationError(
+        `${what} \`concurrencyPerKey\` must be { key: (entry) => string, max }; its \`key\` is not a function.`,
+      );
+    perKey = {
+      key: concurrencyPerKey.key,
+      max: requiredWhole(what, 'concurrencyPerKey.max', concurrencyPerKey.max),
+      leaseMs: wholeOption(what, 'concurrencyPerKey.leaseMs', concurrencyPerKey.leaseMs, 30_000, 300),
+    };
+  }
+  const backend = flowBackend(what, options.flowControl) ?? engineBackend?.();
+  if (backend === undefined) {
+    throw new ConfigurationError(
+      `${what} \`rate\` and \`concurrencyPerKey\` keep their state where every worker sees it, and this engine has no such backend of its own: pass \`flowControl\` (your RedisStore or PostgresStore, or a RedisFlowControl / PostgresFlowControl).`,
+    );
+  }
+  return { backend, queue, rate: checkedRate, perKey, holdMs };
+}
+
+function flowBackend(what: string, given: InboxFlowOptions['flowControl']): FlowControl | undefined {
+  if (given === undefined) return undefined;
+  if (typeof (given as FlowControl).acquireRate === 'function') return given as FlowControl;
+  if (typeof (given as FlowControlSource).flowControl === 'function')
+    return (given as FlowControlSource).flowControl();
+  throw new ConfigurationError(
+    `${what} \`flowControl\` must be a RedisFlowControl or PostgresFlowControl, or a RedisStore or PostgresStore.`,
+  );
+}
+
+/** A whole number ≥ 1 that has no default. */
+function requiredWhole(what: string, name: string, value: number | undefined): number {
+  if (value === undefined)
+    throw new ConfigurationError(`${what} \`${name}\` is required: a whole number ≥ 1.`);
+  return wholeOption(what, name, value, 1);
 }

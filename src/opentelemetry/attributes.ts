@@ -24,6 +24,7 @@ export const ATTRIBUTES = Object.freeze({
   handlerName: 'webhook.handler.name',
   handlerOutcome: 'webhook.handler.outcome',
   handlerDurationMs: 'webhook.handler.duration_ms',
+  throttleReason: 'webhook.throttle.reason',
 } as const);
 
 /**

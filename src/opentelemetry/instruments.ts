@@ -17,6 +17,8 @@ export interface Instruments {
   readonly leaseLost: Counter;
   /** A worker's runs of inbox entries, apart from the sender's deliveries, and the dead letters. */
   readonly inboxRuns: Counter;
+  /** Entries an inbox worker held back (flow control, a downstream's 429), by queue and reason. */
+  readonly inboxThrottled: Counter;
 }
 
 export function createInstruments(meter: Meter): Instruments {
@@ -44,6 +46,11 @@ export function createInstruments(meter: Meter): Instruments {
       description:
         "An inbox worker's runs, by outcome (handled, duplicate, failed; rejected with error.type event_in_progress when another worker holds the event), and the entries dead-lettered.",
       unit: '{run}',
+    }),
+    inboxThrottled: meter.createCounter('webhook.inbox.throttled', {
+      description:
+        'Inbox entries deferred without spending an attempt by flow control: webhook.throttle.reason rate, key, downstream (a handler threw RateLimitedError) or unavailable (the shared state out of reach).',
+      unit: '{entry}',
     }),
   };
 }

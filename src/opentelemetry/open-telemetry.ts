@@ -17,6 +17,7 @@ import {
   type DeliveryTelemetry,
   type InboxGauges,
   type InboxRunStart,
+  type ThrottleReason,
   TimeoutQueue,
   type WebhookTelemetry,
   withDeadline,
@@ -166,6 +167,14 @@ class OpenTelemetryPlugin implements WebhookTelemetry {
     (this.#instruments ?? this.#firstUse()).inboxRuns.add(1, {
       [ATTRIBUTES.outcome]: 'dead_lettered',
       [ATTRIBUTES.eventType]: boundedEventType(eventType),
+    });
+  }
+
+  throttled(queue: string, reason: ThrottleReason): void {
+    // The queue and the reason only: both bounded; an entry's id or key never goes into a metric.
+    (this.#instruments ?? this.#firstUse()).inboxThrottled.add(1, {
+      [ATTRIBUTES.queue]: queue,
+      [ATTRIBUTES.throttleReason]: reason,
     });
   }
 

@@ -78,6 +78,11 @@ export interface InboxJobData extends InboxEntry {
   readonly attempt?: number;
   /** Deferrals within this attempt (the event was held by another run): part of the next job's id. */
   readonly deferrals?: number;
+  /**
+   * Why this job was deferred by flow control (`rate`, `key`, `unavailable`, or `downstream` for a
+   * handler's `RateLimitedError`): what the figures count as throttled and rate limited.
+   */
+  readonly throttled?: string;
   /** Workers that died running this event, over every job of its chain: bounded by `maxCrashes`. */
   readonly crashes?: number;
   /** The id of the chain's first job (the door's): the ids of its retries derive from it. */

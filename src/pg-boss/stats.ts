@@ -42,6 +42,8 @@ interface CountRow {
   readonly state: string;
   readonly later: boolean;
   readonly count: string | number;
+  readonly throttled: string | number;
+  readonly rate_limited: string | number;
   readonly oldest: string | number | null;
 }
 
@@ -67,6 +69,8 @@ export async function pgBossInboxStats(
   const deadLetters = deadLetterQueueOf(queue);
   const { rows } = await boss.getDb().executeSql(
     `SELECT name, state::text AS state, start_after > now() AS later, count(*) AS count,
+            count(*) FILTER (WHERE data->>'throttled' IN ('rate', 'key', 'unavailable')) AS throttled,
+            count(*) FILTER (WHERE data->>'throttled' = 'downstream') AS rate_limited,
             min(CASE WHEN jsonb_typeof(data->'receivedAt') = 'number' THEN (data->>'receivedAt')::numeric END) AS oldest
        FROM ${table}
       WHERE name IN ($1, $2) AND state < 'completed'
@@ -77,13 +81,19 @@ export async function pgBossInboxStats(
   let active = 0;
   let delayed = 0;
   let deadLettered = 0;
+  let throttled = 0;
+  let rateLimited = 0;
   let oldest: number | undefined;
   for (const row of rows as CountRow[]) {
     const count = Number(row.count);
     if (row.name === deadLetters) deadLettered += count;
     else if (row.state === 'active') active += count;
-    else if (row.later) delayed += count;
-    else {
+    else if (row.later) {
+      delayed += count;
+      // A throttled job counts while its time is ahead; once due it is waiting like any other.
+      throttled += Number(row.throttled);
+      rateLimited += Number(row.rate_limited);
+    } else {
       waiting += count;
       if (row.oldest !== null) oldest = Math.min(oldest ?? Number.POSITIVE_INFINITY, Number(row.oldest));
     }
@@ -95,5 +105,7 @@ export async function pgBossInboxStats(
     depth: waiting + active + delayed,
     deadLettered,
     oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, Date.now() - oldest),
+    throttled,
+    rateLimited,
   };
 }

@@ -6,7 +6,7 @@
  * only the recoveries of a job whose worker died (`crashes`).
  */
 import type { InboxStats } from 'service-webhooks/core';
-import type { DeadLetter, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type { DeadLetter, DeferReason, InboxDelivery, InboxTransport } from '../inbox/transport.js';
 import {
   continuationJobId,
   deadLetterJobId,
@@ -84,13 +84,21 @@ export class PgBossTransport implements InboxTransport<PgBossDelivery> {
     await this.#boss.complete(this.name, delivery.job.id);
   }
 
-  async defer(delivery: PgBossDelivery, delayMs: number): Promise<void> {
-    const { data, attempt } = delivery;
+  async defer(delivery: PgBossDelivery, delayMs: number, reason?: DeferReason): Promise<void> {
+    const { throttled: _before, ...data } = delivery.data;
+    const { attempt } = delivery;
     const root = rootOf(delivery);
     const deferrals = positiveOr(data.deferrals, 0, 0) + 1;
     await this.#continue(
       delivery,
-      { ...data, crashes: delivery.crashes, root, attempt, deferrals },
+      {
+        ...data,
+        crashes: delivery.crashes,
+        root,
+        attempt,
+        deferrals,
+        ...(reason === undefined || reason === 'held' ? {} : { throttled: reason }),
+      },
       continuationJobId(root, attempt, deferrals),
       delayMs,
     );
@@ -101,7 +109,7 @@ export class PgBossTransport implements InboxTransport<PgBossDelivery> {
     next: { attempt: number; delayMs: number; attemptSeal: string | undefined },
   ): Promise<void> {
     const root = rootOf(delivery);
-    const { attemptSeal: _previous, ...rest } = delivery.data;
+    const { attemptSeal: _previous, throttled: _throttled, ...rest } = delivery.data;
     const { attemptSeal } = next;
     await this.#continue(
       delivery,
@@ -124,7 +132,7 @@ export class PgBossTransport implements InboxTransport<PgBossDelivery> {
     // A crashed event's letter keeps the data it was handed out with.
     const data =
       failure.reason === 'crashed' ? delivery.data : { ...delivery.data, crashes: delivery.crashes };
-    const { deadLetter: _previous, deferrals: _d, ...kept } = data;
+    const { deadLetter: _previous, deferrals: _d, throttled: _t, ...kept } = data;
     const letter: InboxJobData = {
       ...kept,
       root: rootOf(delivery),

@@ -9,18 +9,22 @@ import {
   ConfigurationError,
   INBOX_DEFAULTS,
   type InboxBackoff,
+  type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type Webhooks,
 } from 'service-webhooks/core';
 import { type Schedule, schedule } from '../inbox/backoff.js';
+import type { FlowSettings } from '../inbox/flow-gate.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
+  flowSettings,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
+import { PostgresFlowControl } from '../stores/postgres-flow-control.js';
 import { checkBoss, checkQueueName, ensureQueues, type PgBossLike } from './job.js';
 import { checkSchema } from './stats.js';
 import { type PgBossDelivery, PgBossTransport } from './transport.js';
@@ -33,7 +37,7 @@ import { type PgBossDelivery, PgBossTransport } from './transport.js';
  * startPgBossWorker(webhooks, { boss, concurrency: 20, attempts: 30, backoff: { initialDelayMs: 30_000 } });
  * ```
  */
-export interface PgBossWorkerOptions {
+export interface PgBossWorkerOptions extends InboxFlowOptions {
   /** A pg-boss instance, started; the worker never stops it. Its `maintenanceIntervalSeconds` is how often dead workers' jobs are found. */
   readonly boss: PgBossLike;
   /** @default 'service-webhooks-inbox' */
@@ -124,6 +128,7 @@ interface WorkerSettings {
   readonly maxCrashes: number;
   readonly pollIntervalMs: number;
   readonly monitor: Required<InboxMonitorOptions> | undefined;
+  readonly flow: FlowSettings | undefined;
 }
 
 function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettings {
@@ -153,6 +158,13 @@ function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettin
     maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 5, 0),
     pollIntervalMs: wholeOption(WHAT, 'pollIntervalMs', options.pollIntervalMs, 500, 10),
     monitor: monitorSettings(WHAT, options.monitor),
+    // The shared state is pg-boss's own database (a table of its own, beside pg-boss's schema).
+    flow: flowSettings(WHAT, checkQueueName(options.queue, WHAT), options, () => {
+      const db = boss.getDb();
+      return new PostgresFlowControl({
+        pool: { query: (text, values) => db.executeSql(text, values) as never },
+      });
+    }),
   };
 }
 

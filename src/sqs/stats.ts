@@ -55,5 +55,8 @@ export async function sqsInboxStats(
     depth: waiting + active + delayed,
     deadLettered,
     oldestWaitingMs: undefined,
+    // A deferred message is only hidden: nothing on it says why, so these cannot be counted.
+    throttled: undefined,
+    rateLimited: undefined,
   };
 }

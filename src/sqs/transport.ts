@@ -27,7 +27,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { InboxStats } from 'service-webhooks/core';
-import type { DeadLetter, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type { DeadLetter, DeferReason, InboxDelivery, InboxTransport } from '../inbox/transport.js';
 import {
   deduplicationId,
   entryOf,
@@ -40,6 +40,12 @@ import {
   SQS_MAX_VISIBILITY_SECONDS,
 } from './message.js';
 import { sqsInboxStats } from './stats.js';
+
+/**
+ * Receives of one throttled message before it is copied afresh: half the 20 the docs ask of a queue's
+ * `maxReceiveCount`, so a crash or two on top still leaves room.
+ */
+const RECOPY_AFTER_RECEIVES = 10;
 
 /**
  * A received message, as the shared worker runs it: the attempt and replay from its attributes.
@@ -174,8 +180,22 @@ export class SqsTransport implements InboxTransport<SqsDelivery> {
     );
   }
 
-  /** Hidden until the other run's lease ends; the message itself stays (nothing to delete). */
-  async defer(delivery: SqsDelivery, delayMs: number): Promise<void> {
+  /**
+   * Hidden until the other run's lease ends, or until flow control lets it run; the message itself
+   * stays. But each such return counts a receive, and past the queue's `maxReceiveCount` SQS's own
+   * redrive would dead-letter an event that was only waiting: a throttled message received
+   * {@link RECOPY_AFTER_RECEIVES} times or more is written again as a fresh copy (same attempt, same
+   * seal, due after `delayMs`), whose count starts over, and the original deleted. Only where the
+   * transport deletes (the worker): a Lambda's mapping deletes what its answer does not list.
+   */
+  async defer(delivery: SqsDelivery, delayMs: number, reason?: DeferReason): Promise<void> {
+    const throttled = reason !== undefined && reason !== 'held';
+    if (throttled && this.#settings.deletes && delivery.message.receiveCount >= RECOPY_AFTER_RECEIVES) {
+      const meta: MessageMeta = { ...delivery.meta, notBefore: Date.now() + delayMs, failure: undefined };
+      await this.#send(this.#settings.queueUrl, delivery.message, meta, delayMs);
+      await this.acknowledge(delivery);
+      return;
+    }
     await this.#hide(delivery, delayMs);
   }
 

@@ -8,6 +8,7 @@ import {
   ConfigurationError,
   INBOX_DEFAULTS,
   type InboxBackoff,
+  type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type InboxStats,
@@ -19,6 +20,7 @@ import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
+  flowSettings,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
@@ -34,7 +36,7 @@ import { queueNameOf, type SqsDelivery, SqsTransport } from './transport.js';
  * startSqsWorker(webhooks, { client, queueUrl, concurrency: 20, attempts: 30 });
  * ```
  */
-export interface SqsWorkerOptions {
+export interface SqsWorkerOptions extends InboxFlowOptions {
   /** The SDK v3 client; the worker never closes it. */
   readonly client: SQSClient;
   /** The inbox queue's URL (the door's). */
@@ -150,6 +152,9 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
       : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
   const monitor = monitorSettings(WHAT, options.monitor);
   const { client, queueUrl, logger } = options;
+  const name = queueNameOf(queueUrl);
+  // SQS keeps no state a worker could share: `flowControl` names where (a Redis or PostgreSQL).
+  const flow = flowSettings(WHAT, name, options, undefined);
   const deadLetterQueueUrl = once(async () => {
     const url = options.deadLetterQueueUrl ?? (await readDeadLetterQueueUrl(client, queueUrl));
     if (url === undefined) {
@@ -166,8 +171,8 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     handlerTimeoutMs,
     acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     monitor,
+    flow,
   };
-  const name = queueNameOf(queueUrl);
   const transport = new SqsTransport({
     client,
     queueUrl,

@@ -18,12 +18,20 @@ import {
   type ClaimResult,
   type CompleteResult,
   ConfigurationError,
+  type FlowControl,
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
+import { PostgresFlowControl } from './postgres-flow-control.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
+
+export {
+  PostgresFlowControl,
+  type PostgresFlowControlOptions,
+  postgresFlowControlMigration,
+} from './postgres-flow-control.js';
 
 /**
  * `%`, NUL and unpaired surrogates escaped: PostgreSQL `text` refuses NUL (every claim of such an id
@@ -230,6 +238,20 @@ export class PostgresStore implements IdempotencyStore {
     const targets = listened.length > 0 ? listened : live.slice(0, 1);
     if (targets.length === 0) new BackgroundErrors().report(error);
     for (const store of targets) store.#backgroundErrors.report(error);
+  }
+
+  /**
+   * Flow-control state for inbox workers on this store's pool (`rate`, `concurrencyPerKey`), in the
+   * table `webhook_flow_control` (created at first use): what an SQS worker takes as
+   * `flowControl: store`.
+   *
+   * @example
+   * ```ts
+   * startSqsWorker(webhooks, { client: sqs, queueUrl, rate: { max: 10, perMs: 1_000 }, flowControl: store });
+   * ```
+   */
+  flowControl(): FlowControl {
+    return new PostgresFlowControl({ pool: this.#pool });
   }
 
   /**

@@ -19,13 +19,17 @@ import {
   type ClaimResult,
   type CompleteResult,
   ConfigurationError,
+  type FlowControl,
   type IdempotencyStore,
   type RenewResult,
   StoreUnavailableError,
 } from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
 import { EvictionGuard, type EvictionPolicyMode } from './redis-eviction.js';
+import { RedisFlowControl } from './redis-flow-control.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
+
+export { RedisFlowControl, type RedisFlowControlOptions } from './redis-flow-control.js';
 
 /**
  * `{` and `}` escaped so the whole key is the hash tag, with `%` and unpaired surrogates, so distinct
@@ -225,6 +229,19 @@ export class RedisStore implements IdempotencyStore {
     this.#readyTimeoutMs = readyTimeoutMs;
     this.#pastFirstConnection = !CONNECTING.has(redis.status);
     this.#eviction = new EvictionGuard(redis, 'RedisStore', options.evictionPolicy, this.#backgroundErrors);
+  }
+
+  /**
+   * Flow-control state for inbox workers on this store's client (`rate`, `concurrencyPerKey`),
+   * under the store's prefix: what an SQS worker takes as `flowControl: store`.
+   *
+   * @example
+   * ```ts
+   * startSqsWorker(webhooks, { client: sqs, queueUrl, rate: { max: 10, perMs: 1_000 }, flowControl: store });
+   * ```
+   */
+  flowControl(): FlowControl {
+    return new RedisFlowControl({ client: this.#redis, prefix: `${this.#prefix}flow:` });
   }
 
   /** Called by each receiver that uses this store: an unsafe eviction policy is reported through it. */

@@ -63,7 +63,9 @@ export async function expectCliRoundTrip(
 ): Promise<void> {
   const stats = await cli('stats');
   expect(stats.code).toBe(0);
-  expect(stats.out).toMatch(/^waiting {7}0\nrunning {7}0\nretrying {6}0\ndead-lettered 2\nnext waited {3}-$/);
+  expect(stats.out).toMatch(
+    /^waiting {7}0\nrunning {7}0\nretrying {6}0\nthrottled {5}0\nrate-limited {2}0\ndead-lettered 2\nnext waited {3}-$/,
+  );
 
   const list = await cli('list');
   expect(list.code).toBe(0);

@@ -135,6 +135,9 @@ export function InboxPanel(props: {
             <Figure label="Waiting" value={stats.waiting} />
             <Figure label="Running" value={stats.active} />
             <Figure label="Retrying" value={stats.delayed} />
+            {/* Of the retrying: held back by the worker's flow control, or waiting out a downstream's 429. */}
+            <Figure label="Throttled" value={stats.throttled ?? '—'} />
+            <Figure label="Rate limited" value={stats.rateLimited ?? '—'} />
             <Figure label="Dead letters" value={stats.deadLettered} />
             <Figure
               label="Oldest wait"
