@@ -6,6 +6,7 @@
 import {
   INBOX_DEFAULTS,
   type InboxBackoff,
+  type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type InboxStats,
@@ -17,6 +18,7 @@ import { InboxWorkerCore } from '../inbox/worker.js';
 import {
   acceptUnsealedOption,
   checkReceiver,
+  flowSettings,
   monitorSettings,
   wholeOption,
 } from '../inbox/worker-options.js';
@@ -31,7 +33,7 @@ import { type RabbitMQDelivery, RabbitMQTransport } from './transport.js';
  * startRabbitMQWorker(webhooks, { url: process.env.AMQP_URL!, concurrency: 20, attempts: 30 });
  * ```
  */
-export interface RabbitMQWorkerOptions {
+export interface RabbitMQWorkerOptions extends InboxFlowOptions {
   /** The broker's `amqp://` or `amqps://` URL; the worker opens its own connection. */
   readonly url: string;
   /** The inbox queue (the door's). @default 'service-webhooks-inbox' */
@@ -144,6 +146,9 @@ export function startRabbitMQWorker(webhooks: Webhooks, options: RabbitMQWorkerO
     acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 10, 0),
     monitor: monitorSettings(WHAT, options.monitor),
+    // RabbitMQ keeps no state workers could share for this: `flowControl` names where (a Redis or
+    // PostgreSQL), as for SQS.
+    flow: flowSettings(WHAT, queue, options, undefined),
   };
   const { logger } = options;
   const transport = new RabbitMQTransport({
