@@ -13,13 +13,14 @@ import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from '
 
 /** How a guarded run answers: a success of its own kind, a duplicate, or an error of the status table. */
 export interface Ending {
-  readonly code: 'handled' | 'queued' | 'duplicate' | WebhookError['code'];
+  readonly code: 'handled' | 'queued' | 'duplicate' | 'stale' | WebhookError['code'];
   readonly error?: WebhookError;
 }
 
 export const HANDLED: Ending = Object.freeze({ code: 'handled' });
 export const QUEUED: Ending = Object.freeze({ code: 'queued' });
 export const DUPLICATE: Ending = Object.freeze({ code: 'duplicate' });
+export const STALE: Ending = Object.freeze({ code: 'stale' });
 
 const failedWith = (error: WebhookError): Ending => ({ code: error.code, error });
 

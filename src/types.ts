@@ -448,15 +448,16 @@ export interface IdempotencyStore {
    * receiver with `ordering` over a store without them fails at construction).
    *
    * Take a resource (an event's `data.object` and `data.id` in the receiver's dedup scope, an opaque
-   * string of at most 400 characters) for the delivery attempt holding `token`, fenced like `claim`:
+   * string of at most 200 characters) for the delivery attempt holding `token`, fenced like `claim`:
    * of concurrent claims of one resource exactly one answers `'claimed'`; the lease ends after
    * `leaseMs` unless renewed, released or ended by `completeOrdered`; a resource whose lease ended is
    * claimed afresh by anyone. `'claimed'` carries the resource's watermark (the highest `position`
    * completed for it, or `undefined`), which outlives leases; `'busy'` carries what is left of the
    * holder's lease (at least 1 ms). Resources are apart from event keys: one string may name both.
    *
-   * The key of an event guarded by ordering begins with its resource and `"\u001f"` (so that a store
-   * may keep the two together: `RedisStore` puts them in one Cluster hash slot).
+   * The key of an event guarded by ordering is its resource, `"\u001f"` and the rest of the key (so
+   * that a store may keep the two together: `RedisStore` puts them in one Cluster hash slot), at most
+   * 600 characters in all.
    */
   claimResource?(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult>;
   /**
