@@ -58,7 +58,11 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements IdempotencyStore {
   readonly #records: MemoryRecords;
-  readonly #resources: MemoryResources;
+  /** Made on the first ordering call: a store never used with `ordering` holds none of it. */
+  #resources: MemoryResources | undefined;
+  readonly #maxEvents: number;
+  readonly #maxInProgress: number;
+  readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxEvents = options.maxEvents ?? 100_000;
@@ -78,7 +82,9 @@ export class MemoryStore implements IdempotencyStore {
     }
     const now = options.now ?? performanceNow;
     this.#records = new MemoryRecords(maxEvents, maxInProgress, now);
-    this.#resources = new MemoryResources(maxEvents, maxInProgress, now);
+    this.#maxEvents = maxEvents;
+    this.#maxInProgress = maxInProgress;
+    this.#now = now;
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -102,15 +108,15 @@ export class MemoryStore implements IdempotencyStore {
   // (`maxEvents`, the least recently advanced forgotten first).
 
   async claimResource(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult> {
-    return this.#resources.claim(resource, token, leaseMs);
+    return this.#ordering().claim(resource, token, leaseMs);
   }
 
   async renewResource(resource: string, token: string, leaseMs: number): Promise<RenewResult> {
-    return this.#resources.renew(resource, token, leaseMs);
+    return this.#ordering().renew(resource, token, leaseMs);
   }
 
   async releaseResource(resource: string, token: string): Promise<void> {
-    this.#resources.release(resource, token);
+    this.#ordering().release(resource, token);
   }
 
   async completeOrdered(
@@ -123,8 +129,13 @@ export class MemoryStore implements IdempotencyStore {
   ): Promise<CompleteResult> {
     // One synchronous step: nothing can run between the completion and the advance.
     const result = this.#records.complete(key, token, ttlMs);
-    if (result === 'completed') this.#resources.advance(resource, token, position, watermarkTtlMs);
+    if (result === 'completed') this.#ordering().advance(resource, token, position, watermarkTtlMs);
     return result;
+  }
+
+  #ordering(): MemoryResources {
+    this.#resources ??= new MemoryResources(this.#maxEvents, this.#maxInProgress, this.#now);
+    return this.#resources;
   }
 
   /**

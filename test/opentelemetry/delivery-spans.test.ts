@@ -30,7 +30,9 @@ afterEach(async () => {
   await otel.shutdown();
 });
 
-function receiver(options: { handlerTimeoutMs?: number; ordering?: WebhooksOptions['ordering'] } = {}) {
+function receiver(
+  options: { handlerTimeoutMs?: number; ordering?: NonNullable<WebhooksOptions['ordering']> } = {},
+) {
   const { tracerProvider, meterProvider } = otel;
   return createWebhooks({
     secret,
