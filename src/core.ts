@@ -54,6 +54,7 @@ export {
   PayloadTooLargeError,
   RawBodyUnavailableError,
   ReceiverBusyError,
+  ResourceBusyError,
   SchemaTimeoutError,
   SecretUnavailableError,
   STATUS_TABLE,
@@ -91,6 +92,7 @@ export {
 } from './inbox-settings.js';
 export { KEEPS_STDERR } from './keeps-stderr.js';
 export { DEFAULTS } from './options.js';
+export { DELETED_POSITION, ORDERING_STORE_OPERATIONS, orderingPosition } from './ordering.js';
 export {
   RATE_LIMIT_DEFAULT_WAIT_MS,
   RATE_LIMIT_MAX_WAIT_MS,
@@ -99,7 +101,7 @@ export {
   RateLimitedError,
   rateLimitedError,
 } from './rate-limited.js';
-export { DUPLICATE_HEADER } from './responses.js';
+export { DUPLICATE_HEADER, STALE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
 export {
   SIGNATURE_HEADER,
@@ -148,14 +150,19 @@ export type {
   InboxEntry,
   InboxQueue,
   NoSchemas,
+  OrderingMode,
+  OrderingRules,
   PaymentData,
   ProcessOptions,
   ProcessResult,
   ProjectData,
   RawBody,
   RenewResult,
+  ResourceClaimResult,
   SchemaEventMap,
   SecretOption,
+  StaleEvent,
+  StaleListener,
   UserData,
   WebhookEvent,
   WebhookEventMap,

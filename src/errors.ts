@@ -18,6 +18,10 @@ export const STATUS_TABLE = {
     status: 409,
     message: 'This event is being handled by another delivery; retry later.',
   },
+  resource_busy: {
+    status: 409,
+    message: 'Another event of the same resource is being handled; retry later.',
+  },
   handler_failed: { status: 500, message: 'The receiver failed to handle the event; retry later.' },
   event_schema_mismatch: {
     status: 500,
@@ -191,6 +195,25 @@ export class EventInProgressError extends WebhookError {
   readonly retryAfterSeconds: number | undefined;
   constructor(retryAfterSeconds?: number) {
     super('event_in_progress', STATUS_TABLE.event_in_progress.message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * With the `ordering` option: another event of the same resource (`data.object` + `data.id`) is being
+ * handled right now (409, with `Retry-After`: what is left of its lease). An inbox worker defers the
+ * event without spending an attempt.
+ * @example
+ * ```ts
+ * const { status } = await webhooks.handle(updateOfUserBeingHandled); // 409 resource_busy
+ * ```
+ */
+export class ResourceBusyError extends WebhookError {
+  override name = 'ResourceBusyError';
+  /** The `Retry-After` of the answer: what was left of the holder's lease, in whole seconds (at least 1). */
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super('resource_busy', STATUS_TABLE.resource_busy.message);
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }

@@ -20,6 +20,8 @@ export interface LogContext {
   readonly telemetry?: DeliveryTelemetry | undefined;
   /** An inbox worker's run: its attempt and, for a replayed dead letter, the replay's id. */
   readonly worker?: { readonly attempt: number; readonly replayId: string | undefined } | undefined;
+  /** Set on a run of a type the `ordering` option guards whose event names no resource (not guarded). */
+  readonly unordered?: boolean;
 }
 
 /**
@@ -113,6 +115,7 @@ export class Observers {
     if (late) record.late = true;
     if (worker) record.inboxRun = { attempt: worker.attempt, replayId: worker.replayId };
     if (handlers) record.handlers = [...handlers];
+    if (context.unordered === true) record.unordered = true;
     const traced = context.telemetry?.logFields();
     if (traced) {
       record.trace_id = traced.trace_id;

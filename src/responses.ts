@@ -1,4 +1,4 @@
-import { EventInProgressError, InvalidRequestError, STATUS_TABLE } from './errors.js';
+import { EventInProgressError, InvalidRequestError, ResourceBusyError, STATUS_TABLE } from './errors.js';
 import type { Ending } from './guarded-run.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookResponse } from './types.js';
@@ -27,6 +27,18 @@ export const DUPLICATE_RESPONSE: WebhookResponse = freeze(
   200,
   { 'content-type': JSON_TYPE, [DUPLICATE_HEADER]: 'true' },
   '{"received":true,"duplicate":true}',
+);
+
+/**
+ * Header added to the 200 that answers a stale event (the `ordering` option's `'latest'`): its
+ * handlers did not run, because a newer event of its resource was handled first.
+ */
+export const STALE_HEADER = 'x-webhook-stale';
+
+export const STALE_RESPONSE: WebhookResponse = freeze(
+  200,
+  { 'content-type': JSON_TYPE, [STALE_HEADER]: 'true' },
+  '{"received":true,"stale":true}',
 );
 
 function errorResponse(code: Code, message: string, retryAfter?: string): WebhookResponse {
@@ -73,9 +85,13 @@ export function responseTo(ending: Ending): WebhookResponse {
   const { code, error } = ending;
   if (code === 'handled' || code === 'queued') return HANDLED_RESPONSE;
   if (code === 'duplicate') return DUPLICATE_RESPONSE;
+  if (code === 'stale') return STALE_RESPONSE;
   // Only envelope problems are echoed: they were found after the signature proved who sent the body.
   const message = error instanceof InvalidRequestError ? error.message : undefined;
-  const retryAfter = error instanceof EventInProgressError ? error.retryAfterSeconds : undefined;
+  const retryAfter =
+    error instanceof EventInProgressError || error instanceof ResourceBusyError
+      ? error.retryAfterSeconds
+      : undefined;
   return responseFor(tableCode(code), message, retryAfter);
 }
 

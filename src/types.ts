@@ -333,6 +333,76 @@ export type CompleteResult = 'completed' | 'lost';
 export type RenewResult = 'renewed' | 'lost';
 
 /**
+ * What {@link IdempotencyStore.claimResource} found: the resource is now held by the caller's token
+ * (with the newest position completed so far for it, or `undefined` when none is remembered), or it is
+ * held by another attempt whose lease has `retryAfterMs` left.
+ *
+ * @example
+ * ```ts
+ * const found: ResourceClaimResult = await store.claimResource!('orders:user:usr_1', token, 45_000);
+ * if (found.outcome === 'busy') console.log(`retry in ${found.retryAfterMs} ms`);
+ * ```
+ */
+export type ResourceClaimResult =
+  | { readonly outcome: 'claimed'; readonly watermark: number | undefined }
+  | { readonly outcome: 'busy'; readonly retryAfterMs: number };
+
+/**
+ * How the `ordering` option guards the events of one resource (`data.object` + `data.id`):
+ * - `'serialize'`: at most one handler of the resource runs at a time, in every process sharing the
+ *   store; a delivery of a busy resource is answered 409 `resource_busy` (with `Retry-After`) so the
+ *   sender retries it, and an inbox worker defers it without spending an attempt.
+ * - `'latest'`: `'serialize'`, and an event older than the newest one handled for its resource is
+ *   stale: no handler runs, it is recorded as handled, and it is answered 200 with `x-webhook-stale: true`.
+ *
+ * @example
+ * ```ts
+ * const mode: OrderingMode = 'latest';
+ * ```
+ */
+export type OrderingMode = 'serialize' | 'latest';
+
+/**
+ * The `ordering` option: a mode per event type or resource wildcard, named as `on()` names them. A
+ * type matched by both its name and its wildcard takes its name's mode. Types left out are not guarded.
+ *
+ * @example
+ * ```ts
+ * const ordering: OrderingRules = { 'user.*': 'latest', 'payment.*': 'serialize' };
+ * ```
+ */
+export type OrderingRules = { readonly [Name in EventNameOrWildcard]?: OrderingMode };
+
+/**
+ * What the receiver tells `onStale` listeners about a stale event (one whose handlers did not run
+ * because a newer event of its resource was handled first).
+ *
+ * @example
+ * ```ts
+ * webhooks.onStale((event, stale) => metrics.increment('webhook.stale', { resource: stale.resource }));
+ * ```
+ */
+export interface StaleEvent {
+  /** `data.object` and `data.id`, as `object:id` (without the dedup scope). */
+  readonly resource: string;
+  /** The event's position (see the ordering guide: `created` and its lifecycle rank). */
+  readonly position: number;
+  /** The newest position already handled for the resource. */
+  readonly watermark: number;
+}
+
+/**
+ * Called once for each stale event (see {@link OrderingMode}), after it was recorded as handled. What
+ * it returns or throws changes nothing.
+ *
+ * @example
+ * ```ts
+ * webhooks.onStale((event, stale) => console.info(`${event.id} is older than ${stale.resource}'s newest`));
+ * ```
+ */
+export type StaleListener = (event: WebhookEvent, stale: StaleEvent) => unknown;
+
+/**
  * Remembers which events were handled, so that retries and concurrent copies of one event run its
  * handlers once. The rules every implementation must follow are executable: run
  * `storeConformanceSuite` from `service-webhooks/testing` against yours.
@@ -374,6 +444,46 @@ export interface IdempotencyStore {
    * twice: a retry after the lease ended takes the event over.
    */
   renew?(key: string, token: string, leaseMs: number): Promise<RenewResult>;
+  /**
+   * Optional, with the three operations below: all four or none (the `ordering` option needs them; a
+   * receiver with `ordering` over a store without them fails at construction).
+   *
+   * Take a resource (an event's `data.object` and `data.id` in the receiver's dedup scope, an opaque
+   * string of at most 200 characters) for the delivery attempt holding `token`, fenced like `claim`:
+   * of concurrent claims of one resource exactly one answers `'claimed'`; the lease ends after
+   * `leaseMs` unless renewed, released or ended by `completeOrdered`; a resource whose lease ended is
+   * claimed afresh by anyone. `'claimed'` carries the resource's watermark (the highest `position`
+   * completed for it, or `undefined`), which outlives leases; `'busy'` carries what is left of the
+   * holder's lease (at least 1 ms). Resources are apart from event keys: one string may name both.
+   *
+   * The key of an event guarded by ordering is its resource, `"\u001f"` and the rest of the key (so
+   * that a store may keep the two together: `RedisStore` puts them in one Cluster hash slot), at most
+   * 600 characters in all.
+   */
+  claimResource?(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult>;
+  /**
+   * Extend the resource's lease to `leaseMs` from now, on the same terms as `renew`: `'renewed'` when
+   * `token` holds it (even if its lease ended) or when nobody else holds a live lease (it is then held
+   * by `token` again); `'lost'` otherwise, changing nothing.
+   */
+  renewResource?(resource: string, token: string, leaseMs: number): Promise<RenewResult>;
+  /** Give the resource's lease up, only while `token` holds it. Its watermark stays. */
+  releaseResource?(resource: string, token: string): Promise<void>;
+  /**
+   * In one atomic step: exactly `complete(key, token, ttlMs)`'s rules for the event's key; and when
+   * they answer `'completed'`, the resource's watermark becomes `max(watermark, position)` and lives
+   * `watermarkTtlMs` from now (never shortened below what it had: an advance only extends), and the
+   * resource's lease held by `token` ends (a lease held by another token is left alone). When they
+   * answer `'lost'`, nothing changes. `position` is a non-negative safe integer.
+   */
+  completeOrdered?(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ): Promise<CompleteResult>;
   /**
    * Optional. Every receiver that uses the store calls it once, at construction, with its own way to
    * report: the store hands it what goes wrong outside a call (a pooled connection dropped while idle,
@@ -457,6 +567,11 @@ export interface DeliveryRecord {
    * (`WANTS_HANDLER_STEPS`, as `devReporter()` does).
    */
   readonly handlers?: readonly HandlerStep[];
+  /**
+   * `true` when the event's type is guarded by the `ordering` option but the event names no resource
+   * (no string `data.object` and `data.id`, or longer than 128 characters together): it ran unguarded.
+   */
+  readonly unordered?: true;
   /**
    * With the `telemetry` option, the delivery's trace and span ids (W3C hex), so a log line joins its
    * trace: the names pino's OpenTelemetry instrumentation uses.
@@ -568,6 +683,23 @@ export interface WebhooksOptions<Schemas extends EventSchemas = EventSchemas> {
    * @default 64 × maxBodyBytes (64 MiB)
    */
   maxBodyBytesInFlight?: number;
+  /**
+   * Apply the events of one resource (`data.object` + `data.id`, within the dedup scope) in order:
+   * a mode per event type or wildcard (see {@link OrderingMode}). Needs a store with the ordering
+   * operations (`claimResource`, `renewResource`, `releaseResource`, `completeOrdered`); a store
+   * without them fails here with a `ConfigurationError`. Events without `data.object` or `data.id`
+   * are not guarded (their log record says `unordered: true`).
+   */
+  ordering?: OrderingRules;
+  /**
+   * How long a resource's watermark (the newest position handled) is remembered after its last
+   * advance, with `ordering`. It must outlive every older event of the resource that can still be
+   * accepted: `maxEventAgeSeconds` plus the 5 minutes a `created` may be ahead of the clock; with an
+   * inbox, also the worker's retries and replays (the entry keeps its signed `created`, and a worker
+   * does not refuse old entries), so it is at least `dedupTtlSeconds` then.
+   * @default maxEventAgeSeconds + 300 (with an inbox, the larger of that and dedupTtlSeconds + 300)
+   */
+  watermarkTtlSeconds?: number;
   /**
    * Acknowledge fast, process later: verified, deduplicated events are written to this queue and
    * answered 200 once it holds them durably (503 `inbox_unavailable` when it cannot take them), and
@@ -755,9 +887,11 @@ export interface ProcessOptions {
 
 /**
  * How {@link Webhooks.process} ended: the handlers ran and their completion was recorded, or the event
- * had already been handled (by an earlier run, or in the request before the inbox was turned on).
+ * had already been handled (by an earlier run, or in the request before the inbox was turned on), or
+ * it was stale (the `ordering` option's `'latest'`: a newer event of its resource was handled first;
+ * recorded as handled without running).
  */
-export type ProcessResult = 'handled' | 'duplicate';
+export type ProcessResult = 'handled' | 'duplicate' | 'stale';
 
 /**
  * A webhook receiver: register handlers with `on`, hand deliveries to `handle`. Adapters for each
@@ -784,6 +918,11 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
   onAny(handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName]>): Webhooks<Schemas>;
   /** Be told about failures on the receiving side (handlers, timeouts, store, lost leases, adapter setup). */
   onError(listener: ErrorListener): Webhooks<Schemas>;
+  /**
+   * Be told of each stale event (with an `ordering` rule `'latest'`): one whose handlers did not run
+   * because a newer event of its resource was handled first.
+   */
+  onStale(listener: StaleListener): Webhooks<Schemas>;
   /**
    * Answer one delivery: size, signature, envelope, age, claim, handlers, completion, in that order.
    * Never throws; every outcome is a response from the status table.

@@ -8,6 +8,7 @@ import {
   InvalidInboxEntryError,
   type ProcessResult,
   RateLimitedError,
+  ResourceBusyError,
   WebhookError,
 } from 'service-webhooks/core';
 import type { Schedule } from './backoff.js';
@@ -15,7 +16,8 @@ import type { Schedule } from './backoff.js';
 /**
  * - `done`: handled, or a duplicate of a handled event: remove it from the queue.
  * - `defer`: another run holds the event's claim (a worker handling it now, or one that died and whose
- *   lease has not ended; `reason: 'held'`), or a handler threw `RateLimitedError` (`'downstream'`).
+ *   lease has not ended; `reason: 'held'`), with the `ordering` option its resource (another event of
+ *   it is being handled; `'held'` too), or a handler threw `RateLimitedError` (`'downstream'`).
  *   Not this event's failure, so no attempt is spent: come back after `delayMs`.
  * - `retry`: the attempt failed; run it again after `delayMs`.
  * - `dead-letter`: the last attempt failed, or the entry is poison (no event, an envelope the door
@@ -31,6 +33,9 @@ export type AttemptOutcome =
 /** A held event is looked at again after the holder's lease, give or take a fifth (so the waiters spread). */
 const HELD_FALLBACK_SECONDS = 5;
 
+/** A busy resource (the `ordering` option) is looked at again after at most this long. */
+const BUSY_RESOURCE_RECHECK_SECONDS = 1;
+
 /**
  * Judge a failed run. `attempt` counts from 1 and excludes deferrals; `retries` is the worker's
  * schedule (`delayMs(n)` after the n-th failure).
@@ -43,6 +48,12 @@ export function judgeFailure(
   random: () => number = Math.random,
 ): Exclude<AttemptOutcome, { kind: 'done' }> {
   if (isPoison(error)) return { kind: 'dead-letter', reason: 'poison', error };
+  if (error instanceof ResourceBusyError) {
+    // Another event of the resource holds it for as long as its handlers run, which is mostly far
+    // less than the lease left: look again soon, not after the whole lease.
+    const seconds = Math.min(error.retryAfterSeconds, BUSY_RESOURCE_RECHECK_SECONDS);
+    return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())), reason: 'held' };
+  }
   if (error instanceof EventInProgressError) {
     const seconds = error.retryAfterSeconds ?? HELD_FALLBACK_SECONDS;
     return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())), reason: 'held' };

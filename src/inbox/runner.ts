@@ -10,6 +10,7 @@ import {
   type InboxLogRecord,
   type ProcessOptions,
   type ProcessResult,
+  ResourceBusyError,
   type WebhookEvent,
   type Webhooks,
 } from 'service-webhooks/core';
@@ -156,7 +157,7 @@ export class InboxRunner<D extends InboxDelivery> {
     const verdict = judgeFailure(failure, attempt, attempts, retries);
     switch (verdict.kind) {
       case 'defer':
-        return this.#defer(delivery, verdict.delayMs, verdict.reason);
+        return this.#defer(delivery, verdict.delayMs, verdict.reason, failure instanceof ResourceBusyError);
       case 'retry': {
         const next = attempt + 1;
         const { delayMs, error } = verdict;
@@ -185,7 +186,7 @@ export class InboxRunner<D extends InboxDelivery> {
    * (by queue and reason, never by entry); a downstream's 429 and a held claim are also logged, the
    * worker's own limits are not (a backlog under a rate would log every entry, every period).
    */
-  async #defer(delivery: D, delayMs: number, reason: DeferReason): Promise<RunEnd> {
+  async #defer(delivery: D, delayMs: number, reason: DeferReason, resourceBusy = false): Promise<RunEnd> {
     const end = await this.#settle(
       delivery,
       'defer',
@@ -200,9 +201,11 @@ export class InboxRunner<D extends InboxDelivery> {
       this.#log(
         'info',
         { ...delivery.ids, eventId: this.#eventId(delivery), attempt: delivery.attempt, delayMs },
-        reason === 'held'
-          ? 'webhook inbox: event held by another worker; deferred'
-          : 'webhook inbox: a handler’s downstream is rate limited; deferred without spending an attempt',
+        resourceBusy
+          ? 'webhook inbox: another event of the resource is being handled; deferred'
+          : reason === 'held'
+            ? 'webhook inbox: event held by another worker; deferred'
+            : 'webhook inbox: a handler’s downstream is rate limited; deferred without spending an attempt',
       );
     }
     return end;

@@ -150,6 +150,7 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
         response_body: '',
         code: receiverMessage,
         duplicate: false,
+        stale: false,
         retry_after: null,
         receiver: {
           eventId,
@@ -180,6 +181,7 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
         response_headers: {},
         code: null,
         duplicate: false,
+        stale: false,
         retry_after: null,
         receiver: null,
       },
