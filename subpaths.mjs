@@ -24,6 +24,7 @@ export const subpaths = Object.freeze({
   bullmq: 'src/bullmq/index.ts',
   sqs: 'src/sqs/index.ts',
   'pg-boss': 'src/pg-boss/index.ts',
+  nats: 'src/nats/index.ts',
   opentelemetry: 'src/opentelemetry/index.ts',
   schemas: 'src/schemas/index.ts',
   dev: 'src/dev/index.ts',

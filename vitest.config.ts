@@ -42,6 +42,7 @@ export const INTEGRATION_TESTS = [
   'test/inbox/**/*.test.ts',
   'test/sqs/**/*.test.ts',
   'test/pg-boss/**/*.test.ts',
+  'test/nats/**/*.test.ts',
 ];
 
 /**
@@ -74,12 +75,12 @@ const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
  */
 const LINE_INDEPENDENT_TESTS = [
   'test/stores/*/model.test.ts',
-  'test/{inbox,sqs,pg-boss}/sigkill.test.ts',
+  'test/{inbox,sqs,pg-boss,nats}/sigkill.test.ts',
   // The conformance suites: each store's and engine's semantics on its real server, which the
   // driver merely carries; its behaviour on each Node line (sockets, timers, outages) is what the
   // faults, multi-process and worker files check, and they run on every line.
   'test/stores/{redis,dynamodb}/conformance.test.ts',
-  'test/{inbox,sqs,pg-boss}/conformance.test.ts',
+  'test/{inbox,sqs,pg-boss,nats}/conformance.test.ts',
   'test/consumer/typescript.test.ts',
   'test/types/declaration-merging.package.test.ts',
   'test/runtimes/**/*.test.ts',
