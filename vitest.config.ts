@@ -116,6 +116,8 @@ const NODE_LINE_INTEGRATION_TESTS = [
   'test/pg-boss/inbox.test.ts',
   'test/sqs/door.test.ts',
   'test/sqs/worker.test.ts',
+  'test/nats/door.test.ts',
+  'test/nats/server-restart.test.ts',
 ];
 // Named file by file, so a renamed file fails here rather than silently leaving the other lines.
 for (const file of NODE_LINE_INTEGRATION_TESTS)

@@ -104,6 +104,16 @@ export class OwnNatsServer {
     await exited;
   }
 
+  /** Freeze the server (SIGSTOP): it keeps its sockets open and answers nothing. */
+  pause(): void {
+    this.#child?.kill('SIGSTOP');
+  }
+
+  /** Let a frozen server go on (SIGCONT). */
+  resume(): void {
+    this.#child?.kill('SIGCONT');
+  }
+
   /** Stop, then start again on the same port with the same store. */
   async restart(downMs = 0): Promise<void> {
     await this.stop();
