@@ -46,8 +46,8 @@ Options:
   --history N            deliveries kept, the oldest dropped first (default 1000)
 
 The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
-  --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss)
-                         or an SQS queue URL
+  --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss),
+                         an SQS queue URL or nats://… (NATS JetStream)
   --engine NAME          ${ENGINES.join(', ')}, when the URL cannot tell
   --queue NAME, --prefix PREFIX, --schema NAME, --dead-letter-queue URL, --endpoint URL
                          as for service-webhooks inbox
