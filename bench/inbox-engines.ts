@@ -1,18 +1,20 @@
 /**
  * The inbox engines the inbox section measures side by side: BullMQ on the bench's Redis, pg-boss on
  * its PostgreSQL, SQS on fauxqs (an emulator in a process of its own: what it measures is the
- * library's and the SDK's overhead over HTTP, not AWS's latency). The parent prepares a queue per run
+ * library's and the SDK's overhead over HTTP, not AWS's latency), NATS JetStream on the bench's NATS
+ * (127.0.0.1:4222, file storage: each event is on disk before the door answers). The parent prepares a queue per run
  * ({@link EngineSetups}); a child process opens the door's queue or starts a worker from that
  * JSON-serialisable setup ({@link openDoorInbox}, {@link startEngineWorker}).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { InboxQueue, Webhooks } from 'service-webhooks';
 
-export const ENGINES = ['bullmq', 'pg-boss', 'sqs'] as const;
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'nats'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const SQS_CREDENTIALS = { accessKeyId: 'bench', secretAccessKey: 'bench' };
 
 /** Where one run's queue is, for every process of that run. */
@@ -35,6 +37,8 @@ export class EngineSetups {
   readonly #schema: string;
   #fauxqs: { endpoint: string; process: ChildProcess } | undefined;
   #usedPostgres = false;
+  /** The NATS streams made for the runs, deleted by close(). */
+  readonly #natsStreams: string[] = [];
 
   constructor(nonce: string) {
     this.#schema = `sw_bench_${nonce.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
@@ -43,6 +47,10 @@ export class EngineSetups {
   async prepare(engine: Engine, queueName: string): Promise<EngineSetup> {
     switch (engine) {
       case 'bullmq':
+        return { engine, queueName };
+      case 'nats':
+        // The door makes the streams on its first event (a stream name takes no dots), the worker its consumer.
+        this.#natsStreams.push(natsStream(queueName));
         return { engine, queueName };
       case 'pg-boss': {
         // The door makes the queue on its first event, the worker writes its settings on it.
@@ -87,6 +95,24 @@ export class EngineSetups {
   /** Stop the emulator, drop the pg-boss schema. */
   async close(): Promise<void> {
     this.#fauxqs?.process.kill();
+    if (this.#natsStreams.length > 0) {
+      const [{ connect }, { jetstreamManager }, { natsInboxNames }] = await Promise.all([
+        import('@nats-io/transport-node'),
+        import('@nats-io/jetstream'),
+        import('service-webhooks/nats'),
+      ]);
+      const connection = await connect({ servers: NATS_URL });
+      try {
+        const jsm = await jetstreamManager(connection);
+        for (const stream of this.#natsStreams.splice(0)) {
+          const names = natsInboxNames(stream);
+          for (const name of [names.stream, names.deadLetterStream])
+            await jsm.streams.delete(name).catch(() => false);
+        }
+      } finally {
+        await connection.close();
+      }
+    }
     if (this.#usedPostgres) {
       const { default: pg } = await import('pg');
       const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -139,6 +165,16 @@ async function openBoss(postgres: NonNullable<EngineSetup['postgres']>): Promise
   return boss;
 }
 
+/** A queue name as a JetStream stream name: letters, digits, `-` and `_` only. */
+function natsStream(queueName: string): string {
+  return queueName.replace(/[^A-Za-z0-9_-]/g, '-');
+}
+
+async function natsConnection() {
+  const { connect } = await import('@nats-io/transport-node');
+  return connect({ servers: NATS_URL, maxReconnectAttempts: -1 });
+}
+
 async function sqsClient(sqs: NonNullable<EngineSetup['sqs']>) {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   return new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: SQS_CREDENTIALS });
@@ -159,6 +195,12 @@ export async function openDoorInbox(
       const boss = await openBoss(setup.postgres!);
       const inbox = pgBossInbox({ boss: boss as never, queue: setup.queueName });
       return { inbox, close: () => boss.stop({ graceful: false, wait: true }) };
+    }
+    case 'nats': {
+      const { natsInbox } = await import('service-webhooks/nats');
+      const connection = await natsConnection();
+      const inbox = natsInbox({ connection, stream: natsStream(setup.queueName) });
+      return { inbox, close: () => connection.close() };
     }
     case 'sqs': {
       const { sqsInbox } = await import('service-webhooks/sqs');
@@ -204,6 +246,16 @@ export async function startEngineWorker(
           await boss.stop({ graceful: false, wait: true });
         },
       };
+    }
+    case 'nats': {
+      const { startNatsWorker } = await import('service-webhooks/nats');
+      const worker = await startNatsWorker(webhooks, {
+        connection: NATS_URL,
+        stream: natsStream(setup.queueName),
+        concurrency,
+        monitor: false,
+      });
+      return { close: () => worker.close() };
     }
     case 'sqs': {
       const { startSqsWorker } = await import('service-webhooks/sqs');

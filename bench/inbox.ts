@@ -1,6 +1,6 @@
 /**
  * The inbox section (issues 23 and 32): acknowledge fast, process later, on each engine (BullMQ on
- * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator), against handlers in the request, on the
+ * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator, NATS JetStream), against handlers in the request, on the
  * same framework (node adapter) and the same idempotency store (RedisStore on the bench's Redis), so
  * the engines differ in the queue alone.
  *
