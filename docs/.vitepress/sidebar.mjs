@@ -48,6 +48,7 @@ export const guide = [
       { text: 'BullMQ', link: '/inbox/bullmq' },
       { text: 'pg-boss', link: '/inbox/pg-boss' },
       { text: 'Amazon SQS', link: '/inbox/sqs' },
+      { text: 'NATS JetStream', link: '/inbox/nats' },
       { text: 'Workers and dead letters', link: '/inbox/operations' },
       { text: 'Your own engine', link: '/inbox/custom-engine' },
     ],
