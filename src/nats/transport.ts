@@ -177,7 +177,13 @@ export class NatsTransport implements InboxTransport<NatsDelivery> {
 
   extend(delivery: NatsDelivery): () => void {
     // Every third of AckWait, so two renewals may be lost before JetStream hands the message out again.
-    const heartbeat = setInterval(() => delivery.msg.working(), this.#settings.ackWaitMs / 3);
+    const heartbeat = setInterval(() => {
+      try {
+        delivery.msg.working();
+      } catch {
+        // The connection closed under the run: the message comes back after AckWait, as after a crash.
+      }
+    }, this.#settings.ackWaitMs / 3);
     return () => clearInterval(heartbeat);
   }
 
@@ -237,7 +243,13 @@ export class NatsTransport implements InboxTransport<NatsDelivery> {
   /** No more pulls; what was pulled and not handed out goes back to JetStream at once. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const msg of this.#buffer.splice(0)) msg.nak();
+    for (const msg of this.#buffer.splice(0)) {
+      try {
+        msg.nak();
+      } catch {
+        // A closed connection: the message comes back after AckWait instead.
+      }
+    }
     await Promise.all([...this.#pulls].map((pull) => pull.messages.close().catch(() => undefined)));
     this.#arrived?.();
   }
