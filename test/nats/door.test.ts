@@ -37,6 +37,16 @@ function door(stream: string, on: NatsConnection = connection, publishTimeoutMs?
   return { webhooks, errors };
 }
 
+/** Deliver new events until one is answered 200, at most `tries` times, 250 ms apart. */
+async function acceptedWithin(webhooks: ReturnType<typeof door>['webhooks'], tries: number): Promise<void> {
+  let status = 0;
+  for (let n = 0; n < tries && status !== 200; n++) {
+    status = (await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET })).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect(status).toBe(200);
+}
+
 test('200 once the stream stored the entry: the message is the entry, its Nats-Msg-Id the door id', async () => {
   const stream = uniqueStream('door');
   streams.push(stream);
@@ -89,7 +99,9 @@ test('no acknowledgement in time (the server hangs): 503 inbox_unavailable withi
   try {
     const stream = uniqueStream('hung');
     const { webhooks, errors } = door(stream, own, 1_000);
-    expect((await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET })).status).toBe(200);
+    // The first event makes the streams: on a loaded machine that may take past the 1 s timeout, and
+    // the sender delivers again, as the service does.
+    await acceptedWithin(webhooks, 40);
     server.pause();
     const started = Date.now();
     const answer = await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET });
@@ -102,12 +114,7 @@ test('no acknowledgement in time (the server hangs): 503 inbox_unavailable withi
     expect(errors.some((error) => error.code === 'inbox_unavailable')).toBe(true);
     server.resume();
     // Back: accepted again.
-    let status = 0;
-    for (let tries = 0; tries < 40 && status !== 200; tries++) {
-      status = (await deliver(webhooks, createTestEvent('user.created'), { secret: SECRET })).status;
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(status).toBe(200);
+    await acceptedWithin(webhooks, 40);
   } finally {
     server.resume();
     await own.close();
