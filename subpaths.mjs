@@ -25,6 +25,7 @@ export const subpaths = Object.freeze({
   sqs: 'src/sqs/index.ts',
   'pg-boss': 'src/pg-boss/index.ts',
   rabbitmq: 'src/rabbitmq/index.ts',
+  nats: 'src/nats/index.ts',
   opentelemetry: 'src/opentelemetry/index.ts',
   schemas: 'src/schemas/index.ts',
   dev: 'src/dev/index.ts',

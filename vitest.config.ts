@@ -43,6 +43,7 @@ export const INTEGRATION_TESTS = [
   'test/sqs/**/*.test.ts',
   'test/pg-boss/**/*.test.ts',
   'test/rabbitmq/**/*.test.ts',
+  'test/nats/**/*.test.ts',
 ];
 
 /**
@@ -75,14 +76,12 @@ const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
  */
 const LINE_INDEPENDENT_TESTS = [
   'test/stores/*/model.test.ts',
-  'test/{inbox,sqs,pg-boss}/sigkill.test.ts',
-  'test/rabbitmq/sigkill.test.ts',
+  'test/{inbox,sqs,pg-boss,rabbitmq,nats}/sigkill.test.ts',
   // The conformance suites: each store's and engine's semantics on its real server, which the
   // driver merely carries; its behaviour on each Node line (sockets, timers, outages) is what the
   // faults, multi-process and worker files check, and they run on every line.
   'test/stores/{redis,dynamodb}/conformance.test.ts',
-  'test/{inbox,sqs,pg-boss}/conformance.test.ts',
-  'test/rabbitmq/conformance.test.ts',
+  'test/{inbox,sqs,pg-boss,rabbitmq,nats}/conformance.test.ts',
   // Flow control: the worker's gate against each engine's shared state (a Redis script, a PostgreSQL
   // statement) and deferrals, measured from handler start times: semantics, not the driver's sockets.
   'test/{inbox,sqs,pg-boss}/flow-control.test.ts',
@@ -123,6 +122,8 @@ const NODE_LINE_INTEGRATION_TESTS = [
   'test/sqs/door.test.ts',
   'test/sqs/worker.test.ts',
   'test/rabbitmq/reconnect.test.ts',
+  'test/nats/door.test.ts',
+  'test/nats/server-restart.test.ts',
 ];
 // Named file by file, so a renamed file fails here rather than silently leaving the other lines.
 for (const file of NODE_LINE_INTEGRATION_TESTS)

@@ -2,18 +2,20 @@
  * The inbox engines the inbox section measures side by side: BullMQ on the bench's Redis, pg-boss on
  * its PostgreSQL, SQS on fauxqs (an emulator in a process of its own: what it measures is the
  * library's and the SDK's overhead over HTTP, not AWS's latency), RabbitMQ on the broker at
- * BENCH_AMQP_URL (127.0.0.1:5672 by default). The parent prepares a queue per run
+ * BENCH_AMQP_URL (127.0.0.1:5672 by default), NATS JetStream on the bench's NATS (127.0.0.1:4222, file
+ * storage: each event is on disk before the door answers). The parent prepares a queue per run
  * ({@link EngineSetups}); a child process opens the door's queue or starts a worker from that
  * JSON-serialisable setup ({@link openDoorInbox}, {@link startEngineWorker}).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { InboxQueue, Webhooks } from 'service-webhooks';
 
-export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq'] as const;
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq', 'nats'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const SQS_CREDENTIALS = { accessKeyId: 'bench', secretAccessKey: 'bench' };
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -39,6 +41,8 @@ export class EngineSetups {
   #usedPostgres = false;
   /** The RabbitMQ inboxes made, whose queues close() deletes. */
   readonly #rabbitQueues: string[] = [];
+  /** The NATS streams made for the runs, deleted by close(). */
+  readonly #natsStreams: string[] = [];
 
   constructor(nonce: string) {
     this.#schema = `sw_bench_${nonce.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
@@ -51,6 +55,10 @@ export class EngineSetups {
       case 'rabbitmq':
         // The door declares the queues on its first event, the worker all of them as it starts.
         this.#rabbitQueues.push(queueName);
+        return { engine, queueName };
+      case 'nats':
+        // The door makes the streams on its first event (a stream name takes no dots), the worker its consumer.
+        this.#natsStreams.push(natsStream(queueName));
         return { engine, queueName };
       case 'pg-boss': {
         // The door makes the queue on its first event, the worker writes its settings on it.
@@ -112,6 +120,24 @@ export class EngineSetups {
         await connection.close();
       }
     }
+    if (this.#natsStreams.length > 0) {
+      const [{ connect }, { jetstreamManager }, { natsInboxNames }] = await Promise.all([
+        import('@nats-io/transport-node'),
+        import('@nats-io/jetstream'),
+        import('service-webhooks/nats'),
+      ]);
+      const connection = await connect({ servers: NATS_URL });
+      try {
+        const jsm = await jetstreamManager(connection);
+        for (const stream of this.#natsStreams.splice(0)) {
+          const names = natsInboxNames(stream);
+          for (const name of [names.stream, names.deadLetterStream])
+            await jsm.streams.delete(name).catch(() => false);
+        }
+      } finally {
+        await connection.close();
+      }
+    }
     if (this.#usedPostgres) {
       const { default: pg } = await import('pg');
       const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -164,6 +190,16 @@ async function openBoss(postgres: NonNullable<EngineSetup['postgres']>): Promise
   return boss;
 }
 
+/** A queue name as a JetStream stream name: letters, digits, `-` and `_` only. */
+function natsStream(queueName: string): string {
+  return queueName.replace(/[^A-Za-z0-9_-]/g, '-');
+}
+
+async function natsConnection() {
+  const { connect } = await import('@nats-io/transport-node');
+  return connect({ servers: NATS_URL, maxReconnectAttempts: -1 });
+}
+
 async function sqsClient(sqs: NonNullable<EngineSetup['sqs']>) {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   return new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: SQS_CREDENTIALS });
@@ -184,6 +220,12 @@ export async function openDoorInbox(
       const boss = await openBoss(setup.postgres!);
       const inbox = pgBossInbox({ boss: boss as never, queue: setup.queueName });
       return { inbox, close: () => boss.stop({ graceful: false, wait: true }) };
+    }
+    case 'nats': {
+      const { natsInbox } = await import('service-webhooks/nats');
+      const connection = await natsConnection();
+      const inbox = natsInbox({ connection, stream: natsStream(setup.queueName) });
+      return { inbox, close: () => connection.close() };
     }
     case 'sqs': {
       const { sqsInbox } = await import('service-webhooks/sqs');
@@ -234,6 +276,16 @@ export async function startEngineWorker(
           await boss.stop({ graceful: false, wait: true });
         },
       };
+    }
+    case 'nats': {
+      const { startNatsWorker } = await import('service-webhooks/nats');
+      const worker = await startNatsWorker(webhooks, {
+        connection: NATS_URL,
+        stream: natsStream(setup.queueName),
+        concurrency,
+        monitor: false,
+      });
+      return { close: () => worker.close() };
     }
     case 'sqs': {
       const { startSqsWorker } = await import('service-webhooks/sqs');

@@ -1,8 +1,8 @@
 /**
  * The inbox section (issues 23 and 32): acknowledge fast, process later, on each engine (BullMQ on
- * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator, RabbitMQ on the machine's broker), against
- * handlers in the request, on the same framework (node adapter) and the same idempotency store
- * (RedisStore on the bench's Redis), so the engines differ in the queue alone.
+ * Redis, pg-boss on PostgreSQL, SQS on the fauxqs emulator, RabbitMQ on the machine's broker, NATS
+ * JetStream on its server), against handlers in the request, on the same framework (node adapter) and
+ * the same idempotency store (RedisStore on the bench's Redis), so the engines differ in the queue alone.
  *
  * 1. Acknowledged deliveries/s and time to 200 of each engine's door (`createWebhooks({ inbox })`, no
  *    worker running, so the door is measured alone) and of the in-request receiver, each in its own

@@ -50,6 +50,7 @@ export const guide = [
       { text: 'pg-boss', link: '/inbox/pg-boss' },
       { text: 'Amazon SQS', link: '/inbox/sqs' },
       { text: 'RabbitMQ', link: '/inbox/rabbitmq' },
+      { text: 'NATS JetStream', link: '/inbox/nats' },
       { text: 'Workers and dead letters', link: '/inbox/operations' },
       { text: 'Flow control and 429s', link: '/inbox/flow-control' },
       { text: 'Your own engine', link: '/inbox/custom-engine' },

@@ -51,7 +51,7 @@ Options:
 
 The inbox (a receiver that acknowledges at once and processes later; see service-webhooks inbox):
   --inbox URL            show its figures and dead letters: redis://… (BullMQ), postgres://… (pg-boss),
-                         an SQS queue URL or amqp://… (RabbitMQ)
+                         an SQS queue URL, amqp://… (RabbitMQ) or nats://… (NATS)
   --engine NAME          ${ENGINES.join(', ')}, when the URL cannot tell
   --queue NAME, --prefix PREFIX, --schema NAME, --dead-letter-queue URL, --endpoint URL
                          as for service-webhooks inbox

@@ -6,7 +6,7 @@ import { ENGINES, inboxAddress, openInboxAdmin, redactUrl } from './inbox-engine
 export const INBOX_HELP = `Usage: service-webhooks inbox <stats|list|show|replay|remove> [ID] [options]
 
 Look after the inbox of a receiver that acknowledges fast and processes later, on any of its engines
-(service-webhooks/bullmq, /pg-boss, /sqs, /rabbitmq): its figures, and the events that failed their last attempt
+(service-webhooks/bullmq, /pg-boss, /sqs, /rabbitmq, /nats): its figures, and the events that failed their last attempt
 (the dead-letter list). Every engine prints the same columns.
 
 Subcommands:
@@ -24,12 +24,13 @@ Subcommands:
 
 Where the inbox is:
   --url URL          redis://… (BullMQ), postgres://… (pg-boss), an SQS queue URL (https://…) or
-                     amqp://… (RabbitMQ); the engine follows from it. Without --url: REDIS_URL, else
-                     redis://127.0.0.1:6379
+                     amqp://… (RabbitMQ) or nats://… (NATS JetStream); the engine follows from it.
+                     Without --url: REDIS_URL, else redis://127.0.0.1:6379
   --engine NAME      ${ENGINES.join(', ')}: say it when the URL cannot (then its default address is
-                     REDIS_URL, DATABASE_URL, SQS_QUEUE_URL or AMQP_URL)
+                     REDIS_URL, DATABASE_URL, SQS_QUEUE_URL, AMQP_URL or NATS_URL)
   --redis URL        the same as --url for BullMQ (kept from earlier versions)
-  --queue NAME       BullMQ's, pg-boss's or RabbitMQ's queue (default service-webhooks-inbox)
+  --queue NAME       BullMQ's, pg-boss's or RabbitMQ's queue, or NATS's stream (default
+                     service-webhooks-inbox)
   --prefix PREFIX    BullMQ's key prefix (default bull)
   --schema NAME      pg-boss's schema (default pgboss)
   --dead-letter-queue URL

@@ -1,13 +1,13 @@
 /**
  * Which inbox `service-webhooks inbox` looks after, and the admin it opens for it: BullMQ on Redis,
- * pg-boss on PostgreSQL, SQS, or RabbitMQ. Each engine's subpath and SDK are optional peers, loaded only here,
+ * pg-boss on PostgreSQL, SQS, RabbitMQ or NATS JetStream. Each engine's subpath and SDK are optional peers, loaded only here,
  * only for the engine asked for, so the bin never bundles them and the other commands run without them.
  */
 import type { InboxAdmin } from 'service-webhooks/core';
 import { type Flags, stringFlag, UsageError } from './args.js';
 
 /** The engines, as `--engine` takes them. */
-export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq'] as const;
+export const ENGINES = ['bullmq', 'pg-boss', 'sqs', 'rabbitmq', 'nats'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 /** Where an inbox is: its engine and the address the admin connects to (for messages: no secret). */
@@ -18,9 +18,9 @@ export interface InboxAddress {
 
 /**
  * The engine and URL from the flags: `--engine`, else the scheme of `--url` (redis: BullMQ,
- * postgres: pg-boss, https: an SQS queue URL, amqp: RabbitMQ); `--redis URL` is BullMQ's older
- * spelling. Without a URL, each engine's usual environment variable: REDIS_URL, DATABASE_URL,
- * SQS_QUEUE_URL, AMQP_URL.
+ * postgres: pg-boss, https: an SQS queue URL, amqp: RabbitMQ, nats: NATS JetStream); `--redis URL` is
+ * BullMQ's older spelling. Without a URL, each engine's usual environment variable: REDIS_URL,
+ * DATABASE_URL, SQS_QUEUE_URL, AMQP_URL, NATS_URL.
  */
 export function inboxAddress(flags: Flags, env: NodeJS.ProcessEnv): InboxAddress {
   const named = stringFlag(flags, 'engine', false);
@@ -45,8 +45,9 @@ function engineOf(url: string): Engine {
   if (/^postgres(ql)?:\/\//i.test(url)) return 'pg-boss';
   if (/^https?:\/\//i.test(url)) return 'sqs';
   if (/^amqps?:\/\//i.test(url)) return 'rabbitmq';
+  if (NATS_URL.test(url)) return 'nats';
   throw new UsageError(
-    `Cannot tell the inbox's engine from ${redactUrl(url)}: use a redis://, postgres://, amqp:// or SQS queue URL, or --engine.`,
+    `Cannot tell the inbox's engine from ${redactUrl(url)}: use a redis://, postgres://, amqp://, nats:// or SQS queue URL, or --engine.`,
   );
 }
 
@@ -64,24 +65,26 @@ function defaultUrl(engine: Engine, env: NodeJS.ProcessEnv): string {
       );
     case 'rabbitmq':
       return env.AMQP_URL ?? 'amqp://127.0.0.1:5672';
+    case 'nats':
+      return env.NATS_URL ?? 'nats://127.0.0.1:4222';
   }
 }
 
 function checkScheme(engine: Engine, url: string): void {
-  const ok =
-    engine === 'bullmq'
-      ? /^rediss?:\/\//i.test(url)
-      : engine === 'pg-boss'
-        ? /^postgres(ql)?:\/\//i.test(url)
-        : engine === 'sqs'
-          ? /^https?:\/\//i.test(url)
-          : /^amqps?:\/\//i.test(url);
+  const ok = {
+    bullmq: /^rediss?:\/\//i,
+    'pg-boss': /^postgres(ql)?:\/\//i,
+    sqs: /^https?:\/\//i,
+    rabbitmq: /^amqps?:\/\//i,
+    nats: NATS_URL,
+  }[engine].test(url);
   if (!ok) {
     const wanted = {
       bullmq: 'a redis:// or rediss://',
       'pg-boss': 'a postgres://',
       sqs: 'an https:// queue',
       rabbitmq: 'an amqp:// or amqps://',
+      nats: 'a nats:// (or tls://)',
     }[engine];
     throw new UsageError(`The ${engine} inbox needs ${wanted} URL, got ${redactUrl(url)}.`);
   }
@@ -109,6 +112,7 @@ export async function openInboxAdmin(
     'pg-boss': 'pg-boss',
     sqs: '@aws-sdk/client-sqs',
     rabbitmq: 'amqplib',
+    nats: '@nats-io/jetstream @nats-io/transport-node',
   }[address.engine];
   let opened: OpenedAdmin;
   try {
@@ -217,8 +221,23 @@ async function open(address: InboxAddress, flags: Flags, queue: string | undefin
       const admin = engine.rabbitMQInboxAdmin({ url, ...(queue === undefined ? {} : { queue }) });
       return { admin, close: () => admin.close() };
     }
+    case 'nats': {
+      const engine = await import('service-webhooks/nats');
+      // The admin's own connection from the URL (a few tries, then the error), closed by close();
+      // --queue names the stream.
+      const admin = engine.natsInboxAdmin({
+        connection: url,
+        ...(queue === undefined ? {} : { stream: queue }),
+      });
+      // Connected here, so an unreachable server is the command's error, not the first figure's.
+      await admin.stats();
+      return { admin, close: () => admin.close() };
+    }
   }
 }
+
+/** A NATS server's URL, or the first of a cluster's comma-separated list. */
+const NATS_URL = /^(nats|tls):\/\//i;
 
 /** The part of a PgBoss instance the CLI drives itself. */
 interface PgBossLike {

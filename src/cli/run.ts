@@ -17,7 +17,7 @@ Commands:
   replay      send recorded events from a file, one JSON object per line
   sandbox     run a local stand-in for the service's sandbox API, delivering webhooks
   deliveries  list a running sandbox's deliveries and their attempts (or its events, for replay)
-  inbox       an inbox's figures and dead-letter list: stats, list, show, replay, remove (BullMQ, pg-boss, SQS, RabbitMQ)
+  inbox       an inbox's figures and dead-letter list: stats, list, show, replay, remove (BullMQ, pg-boss, SQS, RabbitMQ, NATS)
 
 Run service-webhooks <command> --help for the options of each, service-webhooks --version for the
 version.`;

@@ -41,6 +41,8 @@ const NEEDS_PEER = {
   'service-webhooks/bullmq': 'bullmq',
   'service-webhooks/opentelemetry': '@opentelemetry/api',
   'service-webhooks/sqs': '@aws-sdk/client-sqs',
+  // The first of its two peers the bundle imports.
+  'service-webhooks/nats': '@nats-io/jetstream',
 };
 
 /** Shared by both scripts; `load` is `import` or `require`. */
@@ -170,6 +172,7 @@ for (const file of ['check.mjs', 'check.cjs']) {
       'service-webhooks/bullmq': [notFound, true],
       'service-webhooks/opentelemetry': [notFound, true],
       'service-webhooks/sqs': [notFound, true],
+      'service-webhooks/nats': [notFound, true],
     });
     for (const [subpath, names] of Object.entries(result.loaded)) {
       expect((names as string[]).length, subpath).toBeGreaterThan(0);
