@@ -25,7 +25,14 @@
  */
 
 import { createWebhooks as createReceiver } from './create-webhooks.js';
-import type { EventSchemas, IdempotencyStore, NoSchemas, Webhooks, WebhooksOptions } from './types.js';
+import type {
+  EventSchemas,
+  IdempotencyStore,
+  NoSchemas,
+  TenantWebhooksOptions,
+  Webhooks,
+  WebhooksOptions,
+} from './types.js';
 
 export { answerNow } from './answer-now.js';
 export type { BodyBudget } from './body-budget.js';
@@ -59,6 +66,7 @@ export {
   STATUS_TABLE,
   StoreUnavailableError,
   UnauthenticatedInboxEntryError,
+  UnknownTenantError,
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js';
@@ -114,6 +122,7 @@ export type {
   BackgroundErrorListener,
   ClaimResult,
   CompleteResult,
+  ContextFor,
   DeliveryOutcome,
   DeliveryRecord,
   ErrorListener,
@@ -138,6 +147,11 @@ export type {
   RenewResult,
   SchemaEventMap,
   SecretOption,
+  TenantHandlerContext,
+  TenantOptions,
+  TenantRequest,
+  TenantSource,
+  TenantWebhooksOptions,
   UserData,
   WebhookEvent,
   WebhookEventMap,
@@ -168,8 +182,14 @@ export type {
  * webhooks.on('payment.*', async (event) => console.log(event.type, event.data));
  * ```
  */
+export function createWebhooks<Schemas extends EventSchemas = NoSchemas, Tenant extends string = string>(
+  options: TenantWebhooksOptions<Schemas, Tenant> & { store: IdempotencyStore },
+): Webhooks<Schemas, Tenant>;
 export function createWebhooks<Schemas extends EventSchemas = NoSchemas>(
   options: WebhooksOptions<Schemas> & { store: IdempotencyStore },
-): Webhooks<Schemas> {
-  return createReceiver(options) as Webhooks<Schemas>;
+): Webhooks<Schemas>;
+export function createWebhooks(
+  options: (WebhooksOptions | TenantWebhooksOptions<EventSchemas, string>) & { store: IdempotencyStore },
+): Webhooks<EventSchemas, string> | Webhooks<EventSchemas> {
+  return createReceiver(options) as Webhooks<EventSchemas, string>;
 }

@@ -86,8 +86,16 @@ export class ScopedStore {
    * store's synchronous calls): only those are worth a step in a delivery's trace.
    */
   readonly waits: boolean;
+  /** The tenant whose scope this is, with the `tenant` option; `undefined` for a receiver without. */
+  readonly tenant: string | undefined;
 
-  constructor(store: IdempotencyStore, prefixes: Eventual<readonly string[]>, deadlines: TimeoutQueue) {
+  constructor(
+    store: IdempotencyStore,
+    prefixes: Eventual<readonly string[]>,
+    deadlines: TimeoutQueue,
+    tenant: string | undefined = undefined,
+  ) {
+    this.tenant = tenant;
     this.#deadlined = new DeadlinedCalls(store, deadlines);
     const synchronous = synchronousCallsOf(store);
     this.#calls = synchronous ?? this.#deadlined;
