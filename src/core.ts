@@ -115,10 +115,12 @@ export type {
   TelemetryStep,
   WebhookTelemetry,
 } from './telemetry.js';
+export { readsTenant } from './tenant-input.js';
 /** @internal The timer `withDeadline` arms; see above. */
 export { TimeoutQueue } from './timeout-queue.js';
 export type {
   AnyWebhookEvent,
+  AnyWebhooks,
   BackgroundErrorListener,
   ClaimResult,
   CompleteResult,

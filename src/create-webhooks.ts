@@ -41,6 +41,7 @@ import type { ScopedStore } from './scoped-store.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
 import { TenantDirectory } from './tenant-directory.js';
+import { READS_TENANT } from './tenant-input.js';
 import { tenantRequestOf } from './tenant-source.js';
 import { TimeoutQueue } from './timeout-queue.js';
 import type {
@@ -94,6 +95,8 @@ class WebhookReceiver implements Webhooks {
   readonly #inWorker: RunKind<Ending>;
   /** With the `tenant` option: each tenant's verifier and scoped store, found per delivery. */
   readonly #tenants: TenantDirectory<DeliveryVerifier> | undefined;
+  /** Tells adapters to pass the request's route parameters and URL (see `readsTenant`). */
+  readonly [READS_TENANT]: boolean;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
@@ -112,6 +115,7 @@ class WebhookReceiver implements Webhooks {
     this.#storeTimeouts = new TimeoutQueue(storeTimeoutMs);
     this.#verifier = new DeliveryVerifier(this.#options, this.#storeTimeouts, this.#observers);
     this.#tenants = this.#options.tenant && this.#tenantDirectory(this.#options.tenant);
+    this[READS_TENANT] = this.#tenants !== undefined;
     this.#exactlyOnce = new ExactlyOnce(leaseSeconds, onStoreError, this.#observers);
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = this.#observers.loggerSpeaks ? undefined : new MisconfigurationWatch();

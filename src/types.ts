@@ -767,9 +767,9 @@ export interface HandleInput {
    * The framework's route parameters, for a receiver with `tenant` (see {@link TenantRequest}).
    * Adapters pass them only to such receivers.
    */
-  params?: Readonly<Record<string, string | undefined>>;
+  params?: Readonly<Record<string, string | undefined>> | undefined;
   /** The request's URL (a path with its query, or absolute), for a receiver with `tenant`. */
-  url?: string;
+  url?: string | undefined;
 }
 
 /**
@@ -1008,3 +1008,16 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas, Tenant exten
    */
   readonly bodyBudget: BodyBudget;
 }
+
+/**
+ * Any receiver, with `tenant` or without: what the adapters take. (A receiver of one registration
+ * and one with tenants differ in their handlers' context, so neither type is the other's.)
+ *
+ * @example
+ * ```ts
+ * function mount(app: Express, webhooks: AnyWebhooks) {
+ *   app.post('/webhooks/:account', expressWebhooks(webhooks));
+ * }
+ * ```
+ */
+export type AnyWebhooks = Webhooks | Webhooks<NoSchemas, string>;

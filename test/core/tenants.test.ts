@@ -8,6 +8,8 @@ import {
   ConfigurationError,
   createWebhooks,
   MemoryStore,
+  type NoSchemas,
+  type SecretOption,
   signPayload,
   type TenantWebhooksOptions,
   type WebhookError,
@@ -23,9 +25,14 @@ const SECRETS: Readonly<Record<string, readonly string[]>> = {
   initech: ['whsec_initech'],
 };
 
-type Options = Partial<TenantWebhooksOptions<Record<string, never>, string>>;
+type Options = Partial<TenantWebhooksOptions<NoSchemas, string>>;
 
-function setup(options: Options = {}, secret = vi.fn((tenant: string) => SECRETS[tenant])) {
+function setup(
+  options: Options = {},
+  secret: (tenant: string) => SecretOption | undefined | Promise<SecretOption | undefined> = vi.fn(
+    (tenant: string) => SECRETS[tenant],
+  ),
+) {
   const store = new SpyStore();
   const errors: WebhookError[] = [];
   const webhooks = createWebhooks({
@@ -38,7 +45,7 @@ function setup(options: Options = {}, secret = vi.fn((tenant: string) => SECRETS
     ran.push(`${ctx.tenant} ${event.id}`);
   });
   webhooks.onError((error) => errors.push(error));
-  return { webhooks, store, errors, ran, secret };
+  return { webhooks, store, errors, ran, secret: vi.mocked(secret) };
 }
 
 function post(
@@ -235,7 +242,7 @@ describe('tenants on one route', () => {
 
   test('every source: path pattern, header, query, host', async () => {
     const cases: [
-      TenantWebhooksOptions<Record<string, never>, string>['tenant']['from'],
+      TenantWebhooksOptions<NoSchemas, string>['tenant']['from'],
       { url?: string; headers?: Record<string, string> },
     ][] = [
       [{ path: '/hooks/:account/in' }, { url: '/hooks/acme/in?x=1' }],
