@@ -7,6 +7,7 @@ import {
   type AnyWebhooks,
   createWebhooks,
   type HandlerContext,
+  type NoSchemas,
   type TenantHandlerContext,
   type Webhooks,
 } from 'service-webhooks';
@@ -28,7 +29,7 @@ describe('tenant types', () => {
     const webhooks = createWebhooks({
       tenant: { from: { param: 'account' }, secret: (tenant) => `whsec_${tenant}` },
     });
-    expectTypeOf(webhooks).toEqualTypeOf<Webhooks<{}, string>>();
+    expectTypeOf(webhooks).toEqualTypeOf<Webhooks<NoSchemas, string>>();
     webhooks.on('user.created', (_event, ctx) => {
       expectTypeOf(ctx).toEqualTypeOf<TenantHandlerContext<string>>();
       expectTypeOf(ctx.tenant).toEqualTypeOf<string>();
