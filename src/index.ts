@@ -47,6 +47,16 @@ export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
  *   await ledger.record(event, { signal });
  * });
  * ```
+ *
+ * @example
+ * ```ts
+ * // One route for every account of a platform app: each account's secret, scope and ctx.tenant.
+ * const platform = createWebhooks({
+ *   tenant: { from: { param: 'account' }, secret: (account) => db.webhookSecrets(account) },
+ * });
+ * platform.on('user.created', (event, ctx) => console.log(ctx.tenant, event.data.email));
+ * app.post('/webhooks/:account', expressWebhooks(platform));
+ * ```
  */
 export function createWebhooks<Schemas extends EventSchemas = NoSchemas, Tenant extends string = string>(
   options: TenantWebhooksOptions<Schemas, Tenant>,
