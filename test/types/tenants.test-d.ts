@@ -7,11 +7,12 @@ import {
   type AnyWebhooks,
   createWebhooks,
   type HandlerContext,
+  MemoryStore,
   type NoSchemas,
   type TenantHandlerContext,
   type Webhooks,
 } from 'service-webhooks';
-import { createWebhooks as createWithStore, MemoryStore } from 'service-webhooks/core';
+import { createWebhooks as createWithStore } from 'service-webhooks/core';
 import { expressWebhooks } from 'service-webhooks/express';
 import { fastifyWebhooks } from 'service-webhooks/fastify';
 import { lambdaHandler } from 'service-webhooks/lambda';
