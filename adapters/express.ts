@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Webhooks } from 'service-webhooks/core';
-import { createNodeListener } from './internal/node-listener.js';
+import type { AnyWebhooks, Webhooks } from 'service-webhooks/core';
+import { createNodeListener, stringParams } from './internal/node-listener.js';
 
 /**
  * An Express request handler (Express 4 and 5). Typed with `node:http` types, which Express's `Request`
@@ -39,6 +39,11 @@ const FIX =
  * app.listen(3000);
  * ```
  */
-export function expressWebhooks(webhooks: Webhooks): ExpressWebhookHandler {
-  return createNodeListener(webhooks, FIX);
+export function expressWebhooks(webhooks: AnyWebhooks): ExpressWebhookHandler {
+  return createNodeListener(webhooks as Webhooks, FIX, expressParams);
+}
+
+/** Express's `req.params`: the route's `:account` for a receiver with `tenant`. */
+function expressParams(request: IncomingMessage): Readonly<Record<string, string | undefined>> | undefined {
+  return stringParams((request as { params?: unknown }).params);
 }

@@ -1,14 +1,25 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { answerNow, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
+import {
+  type AnyWebhooks,
+  answerNow,
+  type HandleInput,
+  readsTenant,
+  type WebhookResponse,
+  type Webhooks,
+} from 'service-webhooks/core';
+import { stringParams } from './internal/node-listener.js';
 import { type ReadDone, readNodeStream, type StreamBody } from './internal/read-node-body.js';
 import { refusedBody } from './internal/refused-body.js';
 
 /** Options of the `fastifyWebhooks` plugin. */
 export interface FastifyWebhooksOptions {
-  /** The receiver built with `createWebhooks`. */
-  webhooks: Webhooks;
+  /**
+   * The receiver built with `createWebhooks`. With `tenant: { from: { param: 'account' } }`, give a
+   * `path` with that parameter (`'/webhooks/:account'`): the route's `request.params` name the tenant.
+   */
+  webhooks: AnyWebhooks;
   /**
    * The route the sender posts to. Fastify's `prefix` does not apply to this plugin (it is wrapped
    * with fastify-plugin), so give the full path.
@@ -39,8 +50,11 @@ export interface FastifyWebhooksOptions {
  * ```
  */
 export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fastifyPlugin(
-  async (fastify: FastifyInstance, { webhooks, path = '/webhooks' }: FastifyWebhooksOptions) => {
+  async (fastify: FastifyInstance, { webhooks: receiver, path = '/webhooks' }: FastifyWebhooksOptions) => {
+    const webhooks = receiver as Webhooks;
     const { maxBodyBytes, bodyBudget } = webhooks;
+    // Asked once: a receiver with `tenant` gets the route's `request.params` and URL too.
+    const withTarget = readsTenant(webhooks);
     // Reading the payload stream here rather than with `parseAs: 'buffer'` is what lets each chunk be
     // taken from the budget; what it finds, bytes or a refusal, becomes the route's `request.body`.
     // Fastify's own `done` is the reader's callback: no promise and no wrapper per request.
@@ -62,8 +76,11 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fasti
         switch (read.kind) {
           case 'body': {
             const { headers, method } = request;
+            const input: HandleInput = withTarget
+              ? { body: read.body, headers, method, params: stringParams(request.params), url: request.url }
+              : { body: read.body, headers, method };
             // Returned as it is when the core answers at once, which Fastify sends without a promise.
-            const sent = answerNow(webhooks, { body: read.body, headers, method });
+            const sent = answerNow(webhooks, input);
             return sent instanceof Promise ? sent.then((late) => answer(reply, late)) : answer(reply, sent);
           }
           case 'too_large':

@@ -8,8 +8,10 @@ import type {
   Context,
 } from 'aws-lambda';
 import {
+  type AnyWebhooks,
   InvalidRequestError,
   PayloadTooLargeError,
+  readsTenant,
   type WebhookResponse,
   type Webhooks,
 } from 'service-webhooks/core';
@@ -68,13 +70,16 @@ export const LAMBDA_SAFETY_MARGIN_MS = 500;
  * export const handler = lambdaHandler(webhooks);
  * ```
  */
-export function lambdaHandler(webhooks: Webhooks): LambdaWebhookHandler {
+export function lambdaHandler(receiver: AnyWebhooks): LambdaWebhookHandler {
+  const webhooks = receiver as Webhooks;
+  // Asked once: only a receiver with `tenant` gets the path parameters and the URL.
+  const withTarget = readsTenant(webhooks);
   const handler = async (
     event: LambdaWebhookEvent,
     context?: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<LambdaWebhookResult> => {
     const processor = processorFor(event);
-    return processor.result(await answer(webhooks, event, processor, context));
+    return processor.result(await answer(webhooks, event, processor, context, withTarget));
   };
   return handler as LambdaWebhookHandler;
 }
@@ -82,9 +87,11 @@ export function lambdaHandler(webhooks: Webhooks): LambdaWebhookHandler {
 async function answer(
   webhooks: Webhooks,
   event: LambdaWebhookEvent,
-  { method, headers }: EventProcessor,
+  processor: EventProcessor,
   context: Pick<Context, 'getRemainingTimeInMillis'> | undefined,
+  withTarget: boolean,
 ): Promise<WebhookResponse> {
+  const { method, headers } = processor;
   const raw = event.body ?? '';
   let body: Uint8Array | string = raw;
   if (event.isBase64Encoded) {
@@ -102,5 +109,6 @@ async function answer(
     headers,
     method,
     ...(remaining === undefined ? {} : { handlerTimeoutMs: remaining - LAMBDA_SAFETY_MARGIN_MS }),
+    ...(withTarget ? processor.target() : {}),
   });
 }

@@ -1,11 +1,22 @@
 // node:http for types only: this module is loaded by Edge routes too, where node:* does not exist.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RawBodyUnavailableError, type Webhooks } from 'service-webhooks/core';
+import { type AnyWebhooks, RawBodyUnavailableError, readsTenant, type Webhooks } from 'service-webhooks/core';
 import { answerWebRequest } from './internal/answer-web-request.js';
-import { createNodeListener, writeNodeResponse } from './internal/node-listener.js';
+import { createNodeListener, stringParams, writeNodeResponse } from './internal/node-listener.js';
 
-/** An App Router route handler: `export const POST = nextRouteHandler(webhooks)`. */
-export type NextRouteHandler = (request: Request) => Promise<Response>;
+/**
+ * An App Router route handler: `export const POST = nextRouteHandler(webhooks)`. Next.js passes the
+ * dynamic segments as its second argument (a promise of them since Next.js 15), which a receiver with
+ * `tenant: { from: { param } }` reads.
+ */
+export type NextRouteHandler = (request: Request, context?: NextRouteContext) => Promise<Response>;
+
+/** What Next.js passes an App Router route handler besides the request: its dynamic segments. */
+export interface NextRouteContext {
+  readonly params?:
+    | PromiseLike<Readonly<Record<string, string | string[] | undefined>>>
+    | Readonly<Record<string, string | string[] | undefined>>;
+}
 
 /** A Pages Router API route: `export default nextPagesHandler(webhooks)`. */
 export type NextPagesHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
@@ -32,9 +43,13 @@ const APP_FIX =
  * // export const runtime = 'edge'; // works there too
  * ```
  */
-export function nextRouteHandler(webhooks: Webhooks): NextRouteHandler {
-  return async (request) => {
-    const { status, headers, body } = await answerWebRequest(webhooks, request, APP_FIX);
+export function nextRouteHandler(webhooks: AnyWebhooks): NextRouteHandler {
+  const receiver = webhooks as Webhooks;
+  // Asked once: the segments are awaited only for a receiver with `tenant`.
+  const withTarget = readsTenant(receiver);
+  return async (request, context) => {
+    const params = withTarget ? stringParams(await context?.params) : undefined;
+    const { status, headers, body } = await answerWebRequest(receiver, request, APP_FIX, params);
     return new Response(body, { status, headers });
   };
 }
@@ -57,12 +72,18 @@ export function nextRouteHandler(webhooks: Webhooks): NextRouteHandler {
  * export default nextPagesHandler(webhooks);
  * ```
  */
-export function nextPagesHandler(webhooks: Webhooks): NextPagesHandler {
-  const listener = createNodeListener(webhooks, PAGES_FIX);
+export function nextPagesHandler(webhooks: AnyWebhooks): NextPagesHandler {
+  // A Pages route's dynamic segments are in `req.query` (`pages/api/webhooks/[account].ts`).
+  const listener = createNodeListener(webhooks as Webhooks, PAGES_FIX, (request) =>
+    stringParams((request as { query?: unknown }).query),
+  );
   return async (request: IncomingMessage & { body?: unknown }, response) => {
     // Next's parser leaves a string or an object on req.body, never the exact bytes: refuse even a string.
     if (request.body !== undefined) {
-      return writeNodeResponse(response, webhooks.reject(new RawBodyUnavailableError(PAGES_FIX)));
+      return writeNodeResponse(
+        response,
+        (webhooks as Webhooks).reject(new RawBodyUnavailableError(PAGES_FIX)),
+      );
     }
     return listener(request, response);
   };

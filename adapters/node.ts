@@ -1,4 +1,4 @@
-import type { Webhooks } from 'service-webhooks/core';
+import type { AnyWebhooks, Webhooks } from 'service-webhooks/core';
 import { createNodeListener, type NodeListener } from './internal/node-listener.js';
 
 /** A `(req, res)` listener that also works as Connect-style middleware. */
@@ -25,6 +25,7 @@ const FIX =
  * createServer(timeouts, nodeHandler(webhooks)).listen(3000);
  * ```
  */
-export function nodeHandler(webhooks: Webhooks): NodeWebhookHandler {
-  return createNodeListener(webhooks, FIX);
+export function nodeHandler(webhooks: AnyWebhooks): NodeWebhookHandler {
+  // No route parameters in node:http: a receiver with `tenant` reads `req.url` (`{ path }`, `{ query }`).
+  return createNodeListener(webhooks as Webhooks, FIX);
 }

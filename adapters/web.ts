@@ -1,8 +1,14 @@
-import type { Webhooks } from 'service-webhooks/core';
+import type { AnyWebhooks, Webhooks } from 'service-webhooks/core';
 import { answerWebRequest } from './internal/answer-web-request.js';
 
-/** A Fetch handler: `Request` in, `Response` out. */
-export type WebWebhookHandler = (request: Request) => Promise<Response>;
+/**
+ * A Fetch handler: `Request` in, `Response` out. For a receiver with `tenant`, a router's parameters
+ * may be passed along (Hono's `c.req.param()`), for `tenant: { from: { param } }`.
+ */
+export type WebWebhookHandler = (
+  request: Request,
+  route?: { readonly params?: Readonly<Record<string, string | undefined>> },
+) => Promise<Response>;
 
 const FIX =
   'the request body was read before the webhook handler (request.bodyUsed). Pass the untouched Request (in Hono, c.req.raw before any validator or c.req.json()).';
@@ -31,9 +37,14 @@ const FIX =
  * // (`() => env.WEBHOOK_SECRET`, from `cloudflare:workers`), read on the first delivery, not at load.
  * ```
  */
-export function webHandler(webhooks: Webhooks): WebWebhookHandler {
-  return async (request) => {
-    const { status, headers, body } = await answerWebRequest(webhooks, request, FIX);
+export function webHandler(webhooks: AnyWebhooks): WebWebhookHandler {
+  return async (request, route) => {
+    const { status, headers, body } = await answerWebRequest(
+      webhooks as Webhooks,
+      request,
+      FIX,
+      route?.params,
+    );
     return new Response(body, { status, headers });
   };
 }

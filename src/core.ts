@@ -25,7 +25,14 @@
  */
 
 import { createWebhooks as createReceiver } from './create-webhooks.js';
-import type { EventSchemas, IdempotencyStore, NoSchemas, Webhooks, WebhooksOptions } from './types.js';
+import type {
+  EventSchemas,
+  IdempotencyStore,
+  NoSchemas,
+  TenantWebhooksOptions,
+  Webhooks,
+  WebhooksOptions,
+} from './types.js';
 
 export { answerNow } from './answer-now.js';
 export type { BodyBudget } from './body-budget.js';
@@ -60,6 +67,7 @@ export {
   STATUS_TABLE,
   StoreUnavailableError,
   UnauthenticatedInboxEntryError,
+  UnknownTenantError,
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js';
@@ -127,13 +135,16 @@ export type {
   TelemetryStep,
   WebhookTelemetry,
 } from './telemetry.js';
+export { readsTenant } from './tenant-input.js';
 /** @internal The timer `withDeadline` arms; see above. */
 export { TimeoutQueue } from './timeout-queue.js';
 export type {
   AnyWebhookEvent,
+  AnyWebhooks,
   BackgroundErrorListener,
   ClaimResult,
   CompleteResult,
+  ContextFor,
   DeliveryOutcome,
   DeliveryRecord,
   ErrorListener,
@@ -163,6 +174,11 @@ export type {
   SecretOption,
   StaleEvent,
   StaleListener,
+  TenantHandlerContext,
+  TenantOptions,
+  TenantRequest,
+  TenantSource,
+  TenantWebhooksOptions,
   UserData,
   WebhookEvent,
   WebhookEventMap,
@@ -193,8 +209,14 @@ export type {
  * webhooks.on('payment.*', async (event) => console.log(event.type, event.data));
  * ```
  */
+export function createWebhooks<Schemas extends EventSchemas = NoSchemas, Tenant extends string = string>(
+  options: TenantWebhooksOptions<Schemas, Tenant> & { store: IdempotencyStore },
+): Webhooks<Schemas, Tenant>;
 export function createWebhooks<Schemas extends EventSchemas = NoSchemas>(
   options: WebhooksOptions<Schemas> & { store: IdempotencyStore },
-): Webhooks<Schemas> {
-  return createReceiver(options) as Webhooks<Schemas>;
+): Webhooks<Schemas>;
+export function createWebhooks(
+  options: (WebhooksOptions | TenantWebhooksOptions<EventSchemas, string>) & { store: IdempotencyStore },
+): Webhooks<EventSchemas, string> | Webhooks<EventSchemas> {
+  return createReceiver(options) as Webhooks<EventSchemas, string>;
 }

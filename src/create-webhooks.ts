@@ -2,15 +2,19 @@ import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { now } from './clock.js';
 import { withDeadline } from './deadline.js';
+import { tenantKeyPart } from './dedup-scope.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
+  ConfigurationError,
   type InvalidInboxEntryError,
   MethodNotAllowedError,
   RawBodyUnavailableError,
+  SecretUnavailableError,
   UnauthenticatedInboxEntryError,
+  UnknownTenantError,
   WebhookError,
 } from './errors.js';
-import { type Eventual, settled } from './eventual.js';
+import { chain, type Eventual, isThenable, settled } from './eventual.js';
 import {
   type Ending,
   ExactlyOnce,
@@ -33,17 +37,27 @@ import { type ResolvedOptions, resolveOptions } from './options.js';
 import { OrderedScope } from './ordered-scope.js';
 import { describeInput, isRawBody } from './raw-body.js';
 import { responseTo, tableCode } from './responses.js';
-import { DeliveryContext, runHandlersWithin, type StepObserver, SUCCEEDED } from './run-handlers.js';
+import {
+  DeliveryContext,
+  runHandlersWithin,
+  type StepObserver,
+  SUCCEEDED,
+  TenantDeliveryContext,
+} from './run-handlers.js';
 import type { SchemaCheck } from './schema-check.js';
-import type { RunStore } from './scoped-store.js';
+import type { RunStore, ScopedStore } from './scoped-store.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
+import { TenantDirectory } from './tenant-directory.js';
+import { READS_TENANT } from './tenant-input.js';
+import { tenantRequestOf } from './tenant-source.js';
 import { TimeoutQueue } from './timeout-queue.js';
 import type {
   AnyWebhookEvent,
   ErrorListener,
   EventForArgument,
   EventNameArgument,
+  EventSchemas,
   HandleInput,
   InboxEntry,
   InboxQueue,
@@ -52,6 +66,7 @@ import type {
   ProcessResult,
   RawBody,
   StaleListener,
+  TenantWebhooksOptions,
   WebhookEvent,
   WebhookHandler,
   WebhookLogger,
@@ -91,6 +106,10 @@ class WebhookReceiver implements Webhooks {
   readonly #inWorker: RunKind<Ending>;
   /** The `onStale` listeners (with the `ordering` option). */
   readonly #staleListeners: StaleListener[] = [];
+  /** With the `tenant` option: each tenant's verifier and scoped store, found per delivery. */
+  readonly #tenants: TenantDirectory<DeliveryVerifier> | undefined;
+  /** Tells adapters to pass the request's route parameters and URL (see `readsTenant`). */
+  readonly [READS_TENANT]: boolean;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
@@ -109,6 +128,8 @@ class WebhookReceiver implements Webhooks {
     this.#handlerTimeouts = new TimeoutQueue(handlerTimeoutMs);
     this.#storeTimeouts = new TimeoutQueue(storeTimeoutMs);
     this.#verifier = new DeliveryVerifier(this.#options, this.#storeTimeouts, this.#observers);
+    this.#tenants = this.#options.tenant && this.#tenantDirectory(this.#options.tenant);
+    this[READS_TENANT] = this.#tenants !== undefined;
     this.#exactlyOnce = new ExactlyOnce(leaseSeconds, onStoreError, this.#observers);
     this.#dedupTtlMs = this.#options.dedupTtlSeconds * 1000;
     this.#watch = this.#observers.loggerSpeaks ? undefined : new MisconfigurationWatch();
@@ -157,8 +178,11 @@ class WebhookReceiver implements Webhooks {
    * event of a guarded type, a view that takes its resource along (see `OrderedScope`). Called only
    * when the receiver has the option, so an unguarded receiver's path is unchanged.
    */
-  #orderedStoreFor(event: WebhookEvent, context: { unordered?: boolean }): RunStore {
-    const store = this.#verifier.store;
+  #orderedStoreFor(
+    event: WebhookEvent,
+    context: { unordered?: boolean },
+    store: ScopedStore = this.#verifier.store,
+  ): RunStore {
     const decision = this.#options.ordering!.decide(event);
     if (decision === undefined) return store;
     if (!decision.guarded) {
@@ -194,6 +218,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   async verifyAndParse(body: RawBody, signatureHeader: string | null | undefined): Promise<WebhookEvent> {
+    if (this.#tenants) throw withoutTenant('verifyAndParse');
     const verified = await this.#verifier.verify(body, signatureHeader ?? undefined);
     if (!verified.ok) throw verified.error;
     const checked = this.#options.schemas
@@ -230,6 +255,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   async process(entry: InboxEntry, options: ProcessOptions = {}): Promise<ProcessResult> {
+    if (this.#tenants) throw withoutTenant('process');
     let checked: InboxEntry;
     try {
       checked = checkEntry(entry);
@@ -300,6 +326,7 @@ class WebhookReceiver implements Webhooks {
   }
 
   async sealAttempt(entry: InboxEntry, attempt: number): Promise<InboxEntry> {
+    if (this.#tenants) throw withoutTenant('sealAttempt');
     if (!Number.isSafeInteger(attempt) || attempt < 1)
       throw new TypeError(`sealAttempt needs an attempt count from 1; got ${String(attempt)}.`);
     const failed = await this.#verifier.ready();
@@ -367,11 +394,99 @@ class WebhookReceiver implements Webhooks {
       input.handlerTimeoutMs !== undefined && input.handlerTimeoutMs < this.#options.handlerTimeoutMs
         ? Math.max(1, Math.floor(input.handlerTimeoutMs))
         : this.#options.handlerTimeoutMs;
+    if (this.#tenants) return this.#forTenant(this.#tenants, input, body, timeoutMs, started, telemetry);
     const verified = this.#verifier.verify(body, readHeader(input.headers, SIGNATURE_HEADER));
     // The one step whose continuation needs two values: a closure only when verification must wait.
     return verified instanceof Promise
-      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started, telemetry))
-      : this.#afterVerify(verified, timeoutMs, started, telemetry);
+      ? verified.then((result) => this.#afterVerify(result, timeoutMs, started, telemetry, undefined))
+      : this.#afterVerify(verified, timeoutMs, started, telemetry, undefined);
+  }
+
+  /** The tenant's directory: its `secret` function's answers cached, each made a verifier of its own. */
+  #tenantDirectory(tenant: NonNullable<ResolvedOptions['tenant']>): TenantDirectory<DeliveryVerifier> {
+    const perTenant: ResolvedOptions = { ...this.#options, secret: [] };
+    return new TenantDirectory(
+      tenant.secret,
+      (id, secrets) =>
+        new DeliveryVerifier({ ...perTenant, secret: secrets }, this.#storeTimeouts, this.#observers, {
+          id,
+          keyPart: tenantKeyPart(id)!,
+        }),
+      tenant,
+      this.#storeTimeouts,
+      (cause) => this.#secretFailed(cause, 'The tenant `secret` function'),
+    );
+  }
+
+  #secretFailed(cause: unknown, what: string): SecretUnavailableError {
+    const error = new SecretUnavailableError({ cause }, what);
+    this.#observers.report(error, undefined);
+    return error;
+  }
+
+  /**
+   * A receiver with `tenant`: read the tenant from the request, find its verifier (its secrets,
+   * cached), then on as any delivery with that verifier's scoped store. An unknown tenant is answered
+   * before anything is verified or stored; a tenant reader or `secret` function that throws or misses
+   * `storeTimeoutMs` is 503 `secret_unavailable`.
+   */
+  #forTenant(
+    directory: TenantDirectory<DeliveryVerifier>,
+    input: HandleInput,
+    body: RawBody,
+    timeoutMs: number,
+    started: number,
+    telemetry: DeliveryTelemetry | undefined,
+  ): Eventual<WebhookResponse> {
+    const context: LogContext = { started, telemetry };
+    const read = this.#options.tenant!.read;
+    let named: unknown;
+    try {
+      named = read(tenantRequestOf(input));
+    } catch (cause) {
+      const error = this.#secretFailed(cause, '`tenant.from`');
+      return this.#answer(context, { code: error.code, error });
+    }
+    const found = (id: unknown): Eventual<DeliveryVerifier | WebhookError> => {
+      if (typeof id !== 'string' || id.length === 0)
+        return new UnknownTenantError(
+          undefined,
+          `\`tenant.from\` found none in the request${hintFor(input)}.`,
+        );
+      if (tenantKeyPart(id) === undefined)
+        return new UnknownTenantError(
+          id,
+          'the id is too long to be one (at most 128 characters, percent-encoded).',
+        );
+      return directory.find(id);
+    };
+    const verifier = isThenable(named)
+      ? withDeadline(named, this.#storeTimeouts, '`tenant.from`').then(found, (cause: unknown) =>
+          this.#secretFailed(cause, '`tenant.from`'),
+        )
+      : found(named);
+    return chain(verifier, undefined, (_, tenant) =>
+      this.#verifyForTenant(tenant, input, body, timeoutMs, context),
+    );
+  }
+
+  #verifyForTenant(
+    tenant: DeliveryVerifier | WebhookError,
+    input: HandleInput,
+    body: RawBody,
+    timeoutMs: number,
+    context: LogContext,
+  ): Eventual<WebhookResponse> {
+    if (tenant instanceof WebhookError) {
+      // Reported already when it is a failure (503); an unknown tenant goes to the listeners alone.
+      if (tenant instanceof UnknownTenantError) this.#observers.notify(tenant);
+      return this.#answer(context, { code: tenant.code, error: tenant });
+    }
+    const { started, telemetry } = context;
+    const verified = tenant.verify(body, readHeader(input.headers, SIGNATURE_HEADER));
+    return chain(verified, tenant.store, (store, result) =>
+      this.#afterVerify(result, timeoutMs, started, telemetry, store),
+    );
   }
 
   #afterVerify(
@@ -379,6 +494,7 @@ class WebhookReceiver implements Webhooks {
     timeoutMs: number,
     started: number,
     telemetry: DeliveryTelemetry | undefined,
+    tenantStore: ScopedStore | undefined,
   ): Eventual<WebhookResponse> {
     if (!verified.ok) {
       const { error } = verified;
@@ -387,8 +503,11 @@ class WebhookReceiver implements Webhooks {
     }
     this.#watch?.verified();
     const { event, secretIndex } = verified;
-    telemetry?.verified(event.id, event.type, secretIndex);
-    const store = this.#verifier.store;
+    const store = tenantStore ?? this.#verifier.store;
+    if (telemetry) {
+      telemetry.verified(event.id, event.type, secretIndex);
+      if (tenantStore !== undefined) telemetry.tenant?.(tenantStore.tenant!);
+    }
     if (this.#options.inbox) {
       return this.#exactlyOnce.run(
         new Run(this.#atDoor, store, verified, started, [], 0, undefined, telemetry),
@@ -406,8 +525,10 @@ class WebhookReceiver implements Webhooks {
         timeoutMs,
         started,
         telemetry,
+        store,
       );
-    if (this.#options.ordering) return this.#runOrdered(verified, handlers, timeoutMs, started, telemetry);
+    if (this.#options.ordering)
+      return this.#runOrdered(verified, handlers, timeoutMs, started, telemetry, store);
     const run = new Run(this.#inRequest, store, verified, started, handlers, timeoutMs, undefined, telemetry);
     return this.#exactlyOnce.run(run);
   }
@@ -419,9 +540,10 @@ class WebhookReceiver implements Webhooks {
     timeoutMs: number,
     started: number,
     telemetry: DeliveryTelemetry | undefined,
+    scoped: ScopedStore,
   ): Eventual<WebhookResponse> {
     const marks: { unordered?: boolean } = {};
-    const store = this.#orderedStoreFor(accepted.event, marks);
+    const store = this.#orderedStoreFor(accepted.event, marks, scoped);
     const run = new Run(this.#inRequest, store, accepted, started, handlers, timeoutMs, undefined, telemetry);
     if (marks.unordered) (run as LogContext & { unordered?: boolean }).unordered = true;
     return this.#exactlyOnce.run(run);
@@ -438,16 +560,19 @@ class WebhookReceiver implements Webhooks {
     timeoutMs: number,
     started: number,
     telemetry: DeliveryTelemetry | undefined,
+    store: ScopedStore,
   ): Eventual<WebhookResponse> {
     if (checked instanceof Promise)
-      return checked.then((done) => this.#checked(done, verified, handlers, timeoutMs, started, telemetry));
+      return checked.then((done) =>
+        this.#checked(done, verified, handlers, timeoutMs, started, telemetry, store),
+      );
     if (checked instanceof WebhookError) {
       const { event, secretIndex } = verified;
       this.#observers.report(checked, event);
       return this.#answer({ started, telemetry, event, secretIndex }, { code: checked.code, error: checked });
     }
-    if (this.#options.ordering) return this.#runOrdered(checked, handlers, timeoutMs, started, telemetry);
-    const store = this.#verifier.store;
+    if (this.#options.ordering)
+      return this.#runOrdered(checked, handlers, timeoutMs, started, telemetry, store);
     const run = new Run(this.#inRequest, store, checked, started, handlers, timeoutMs, undefined, telemetry);
     return this.#exactlyOnce.run(run);
   }
@@ -468,7 +593,11 @@ class WebhookReceiver implements Webhooks {
   /** The work of a run in the request or in a worker: the event's handlers, within the budget. */
   #runHandlers<A>(run: Run<A>, settle: Settle<A>): Eventual<A> {
     const { worker } = run;
-    const context = new DeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt);
+    const tenant = run.store.tenant;
+    const context =
+      tenant === undefined
+        ? new DeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt)
+        : new TenantDeliveryContext(run.secretIndex, worker?.attempt ?? 1, run.receivedAt, tenant);
     if (worker?.signal) worker.detach = context.follow(worker.signal);
     const { telemetry } = run;
     telemetry?.handlersStarted();
@@ -592,8 +721,24 @@ class WebhookReceiver implements Webhooks {
  * });
  * ```
  */
-export function createWebhooks(options: WebhooksOptions): Webhooks {
-  return new WebhookReceiver(options);
+export function createWebhooks(
+  options: WebhooksOptions | TenantWebhooksOptions<EventSchemas, string>,
+): Webhooks {
+  return new WebhookReceiver(options as WebhooksOptions);
+}
+
+/** What a receiver with `tenant` cannot do: it has no secret of its own to verify or seal with. */
+function withoutTenant(method: string): ConfigurationError {
+  return new ConfigurationError(
+    `\`${method}\` needs a receiver of one registration: a receiver with \`tenant\` verifies through \`handle()\`, which finds the tenant's secret from the request.`,
+  );
+}
+
+/** Why `{ param }` found nothing where the adapter passed no route parameters (node:http, Fetch). */
+function hintFor(input: HandleInput): string {
+  return input.params === undefined
+    ? " (this adapter passed no route parameters: with node:http or a Fetch runtime, read the path with `{ path: '/webhooks/:account' }`)"
+    : '';
 }
 
 /** The receiver a run belongs to: every kind a receiver makes names it as the owner. */

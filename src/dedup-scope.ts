@@ -42,6 +42,34 @@ export function dedupPrefixes(
   return Promise.all(distinct.map(webFingerprint)).then((hex) => Object.freeze(hex.map(toPrefix)));
 }
 
+/**
+ * The longest tenant id a receiver with `tenant` takes, percent-encoded: with a namespace (65) and an
+ * event id it keeps a store key well within the 400 characters stores are promised.
+ */
+export const MAX_TENANT_KEY_LENGTH = 128;
+
+/**
+ * A tenant's part of a store key: `@`, the id percent-encoded (so it holds no `:` and two ids never
+ * meet: `a:b` + `c` and `a` + `b:c` stay apart), and `:`. `undefined` for an id too long to key.
+ */
+export function tenantKeyPart(tenant: string): string | undefined {
+  const encoded = encodeURIComponent(tenant);
+  return encoded.length > MAX_TENANT_KEY_LENGTH ? undefined : `@${encoded}:`;
+}
+
+/**
+ * A tenant's dedup scope: every prefix of the receiver's scope (its namespace, or one per secret of
+ * the tenant) followed by the tenant's part, so the same event id under two tenants is two records,
+ * even when the tenants share a secret. Never begins with `!`, the inbox runs' mark.
+ */
+export function tenantPrefixes(
+  prefixes: readonly string[] | Promise<readonly string[]>,
+  tenantPart: string,
+): readonly string[] | Promise<readonly string[]> {
+  const scoped = (known: readonly string[]) => Object.freeze(known.map((prefix) => prefix + tenantPart));
+  return prefixes instanceof Promise ? prefixes.then(scoped) : scoped(prefixes);
+}
+
 function toPrefix(hexDigest: string): string {
   return `#${hexDigest.slice(0, FINGERPRINT_HEX_DIGITS)}:`;
 }

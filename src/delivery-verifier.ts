@@ -1,5 +1,5 @@
 import { withDeadline } from './deadline.js';
-import { dedupPrefixes, noteSharedScope } from './dedup-scope.js';
+import { dedupPrefixes, noteSharedScope, tenantPrefixes } from './dedup-scope.js';
 import { parseEnvelope } from './envelope.js';
 import {
   EventTooOldError,
@@ -49,7 +49,16 @@ export class DeliveryVerifier {
   #calls = 0;
   #appliedCall = 0;
 
-  constructor(options: ResolvedOptions, storeTimeouts: TimeoutQueue, observers: Observers) {
+  /** With the `tenant` option, the tenant this verifier serves and its part of the store keys. */
+  readonly #tenant: { readonly id: string; readonly keyPart: string } | undefined;
+
+  constructor(
+    options: ResolvedOptions,
+    storeTimeouts: TimeoutQueue,
+    observers: Observers,
+    tenant: { readonly id: string; readonly keyPart: string } | undefined = undefined,
+  ) {
+    this.#tenant = tenant;
     this.#options = options;
     this.#storeTimeouts = storeTimeouts;
     this.#observers = observers;
@@ -136,6 +145,15 @@ export class DeliveryVerifier {
 
   #apply(secrets: readonly string[]): void {
     const { namespace, store } = this.#options;
+    const tenant = this.#tenant;
+    if (tenant !== undefined) {
+      // Every tenant's scope holds its id: no two tenants share one, so there is nothing to warn about
+      // (and a set of every tenant's prefixes would grow with the tenants).
+      const scoped = tenantPrefixes(dedupPrefixes(namespace, secrets), tenant.keyPart);
+      this.#store = new ScopedStore(store, scoped, this.#storeTimeouts, tenant.id);
+      this.#signatures = createVerifier(secrets);
+      return;
+    }
     const prefixes = dedupPrefixes(namespace, secrets);
     this.#store = new ScopedStore(store, prefixes, this.#storeTimeouts);
     if (prefixes instanceof Promise) {

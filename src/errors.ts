@@ -56,6 +56,10 @@ export const STATUS_TABLE = {
     status: 503,
     message: 'The receiver cannot queue events right now; retry later.',
   },
+  unknown_tenant: {
+    status: 404,
+    message: 'This receiver serves no webhook registration at this address.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /**
@@ -367,17 +371,42 @@ export class ReceiverBusyError extends WebhookError {
  */
 export class SecretUnavailableError extends WebhookError {
   override name = 'SecretUnavailableError';
-  constructor(options?: { cause?: unknown }) {
+  /** `what` names what failed when it is not the `secret` option (the `tenant` option's functions). */
+  constructor(options?: { cause?: unknown }, what = 'The `secret` function') {
+    super('secret_unavailable', `${what} did not give a usable secret${causeText(options?.cause)}.`, options);
+  }
+}
+
+/**
+ * A receiver with `tenant` could not name a known tenant for the delivery (404 `unknown_tenant`): the
+ * request carried none where `tenant.from` looks, or the tenant's `secret` function answered that it
+ * does not exist (`undefined`, `null`, or no secret). Nothing was verified, no store was touched and
+ * no handler ran. Reported to `onError`; `tenant` is the id the request named (cut to 64 characters;
+ * unverified: anyone may send anything to the address), `undefined` when it named none.
+ * @example
+ * ```ts
+ * webhooks.onError((error) => {
+ *   if (error instanceof UnknownTenantError) log.warn({ tenant: error.tenant }, error.message);
+ * });
+ * ```
+ */
+export class UnknownTenantError extends WebhookError {
+  override name = 'UnknownTenantError';
+  readonly tenant: string | undefined;
+  constructor(tenant: string | undefined, reason: string) {
     super(
-      'secret_unavailable',
-      `The \`secret\` function did not give a usable secret${causeText(options?.cause)}.`,
-      options,
+      'unknown_tenant',
+      tenant === undefined
+        ? `The delivery names no tenant: ${reason}`
+        : `Unknown tenant ${JSON.stringify(tenant.slice(0, 64))}: ${reason}`,
     );
+    this.tenant = tenant?.slice(0, 64);
   }
 }
 
 function causeText(cause: unknown): string {
-  return cause instanceof Error ? `: ${cause.message}` : '';
+  // The sentence ends with its own full stop: a cause's own (a deadline's message has one) is dropped.
+  return cause instanceof Error ? `: ${cause.message.replace(/\.$/, '')}` : '';
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   type EventSchemas,
   type IdempotencyStore,
   type NoSchemas,
+  type TenantWebhooksOptions,
   type Webhooks,
   type WebhooksOptions,
 } from 'service-webhooks/core';
@@ -46,12 +47,30 @@ export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
  *   await ledger.record(event, { signal });
  * });
  * ```
+ *
+ * @example
+ * ```ts
+ * // One route for every account of a platform app: each account's secret, scope and ctx.tenant.
+ * const platform = createWebhooks({
+ *   tenant: { from: { param: 'account' }, secret: (account) => db.webhookSecrets(account) },
+ * });
+ * platform.on('user.created', (event, ctx) => console.log(ctx.tenant, event.data.email));
+ * app.post('/webhooks/:account', expressWebhooks(platform));
+ * ```
  */
+export function createWebhooks<Schemas extends EventSchemas = NoSchemas, Tenant extends string = string>(
+  options: TenantWebhooksOptions<Schemas, Tenant>,
+): Webhooks<Schemas, Tenant>;
 export function createWebhooks<Schemas extends EventSchemas = NoSchemas>(
   options: WebhooksOptions<Schemas>,
-): Webhooks<Schemas> {
+): Webhooks<Schemas>;
+export function createWebhooks(
+  options: WebhooksOptions | TenantWebhooksOptions<EventSchemas, string>,
+): Webhooks<EventSchemas, string> | Webhooks<EventSchemas> {
   // Anything but an options object without a store goes on as given: the core says what is wrong.
   if (typeof options !== 'object' || options === null || options.store !== undefined)
-    return createWithStore(options as WebhooksOptions<Schemas> & { store: IdempotencyStore });
-  return createWithStore({ ...options, store: new MemoryStore() });
+    return createWithStore(options as WebhooksOptions & { store: IdempotencyStore });
+  return createWithStore({ ...options, store: new MemoryStore() } as WebhooksOptions & {
+    store: IdempotencyStore;
+  });
 }

@@ -69,6 +69,20 @@ export class Observers {
   }
 
   /**
+   * Tell the `onError` listeners of a refusal worth knowing (an unknown tenant), and nobody else: like
+   * an invalid signature it is the sender's (or a prober's) doing, so stderr does not hear of each one.
+   */
+  notify(error: WebhookError): void {
+    for (const listener of this.#listeners) {
+      try {
+        this.#watch(listener(error, undefined));
+      } catch (cause) {
+        this.#failed(cause);
+      }
+    }
+  }
+
+  /**
    * A failure a store or an inbox engine found between calls. With no `onError` listener it is said on
    * stderr even when there is a logger: the logger takes delivery records, and this belongs to none.
    * Only the cause's stack is printed: a driver's error can carry its whole connection object.

@@ -4,7 +4,16 @@ import { EventSchemaChecks } from './schema-check.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookTelemetry } from './telemetry.js';
-import type { IdempotencyStore, InboxQueue, SecretOption, WebhookLogger, WebhooksOptions } from './types.js';
+import type { TenantCacheSettings } from './tenant-directory.js';
+import { type TenantReader, tenantReader } from './tenant-source.js';
+import type {
+  IdempotencyStore,
+  InboxQueue,
+  SecretOption,
+  TenantOptions,
+  WebhookLogger,
+  WebhooksOptions,
+} from './types.js';
 
 /** The sender retries first after one minute: a claim must end before then. */
 const FIRST_RETRY_SECONDS = SENDER_SCHEDULE.retryDelaysSeconds[0];
@@ -50,6 +59,8 @@ export interface ResolvedOptions {
   readonly inboxKeys: readonly string[] | undefined;
   /** The `ordering` option, checked against the store; `undefined` without it (no guard, no cost). */
   readonly ordering: OrderingGuard | undefined;
+  /** The `tenant` option, checked; `undefined` for a receiver of one registration. */
+  readonly tenant: ResolvedTenantOptions | undefined;
 }
 
 /** How far ahead of the receiver's clock a signed `created` may be (see `delivery-verifier.ts`). */
@@ -82,6 +93,59 @@ function resolveOrdering(
     );
   }
   return new OrderingGuard(options.ordering, store, watermarkTtlSeconds * 1000);
+}
+
+/** The `tenant` option after defaults and checks. */
+export interface ResolvedTenantOptions extends TenantCacheSettings {
+  readonly read: TenantReader;
+  readonly secret: (tenant: string) => unknown;
+}
+
+/** Tenant defaults: a rotation or a removal takes effect within five minutes; a prober's id is kept for one. */
+export const TENANT_DEFAULTS = {
+  cacheTtlSeconds: 300,
+  maxTenants: 1_000,
+  unknownTtlSeconds: 60,
+} as const;
+
+/** No secret of its own: each tenant's comes from `tenant.secret`. */
+const NO_SECRET_OF_ITS_OWN = (): never => {
+  throw new ConfigurationError('A receiver with `tenant` has no secret of its own: each tenant has its own.');
+};
+
+function resolveTenant(options: WebhooksOptions & { tenant?: unknown }): ResolvedTenantOptions | undefined {
+  const tenant = options.tenant as Partial<TenantOptions> | undefined;
+  if (tenant === undefined) return undefined;
+  if (typeof tenant !== 'object' || tenant === null || typeof tenant.secret !== 'function') {
+    throw new ConfigurationError(
+      '`tenant` needs `from` (where the tenant is read) and `secret` (a function of the tenant that gives its secrets).',
+    );
+  }
+  if (options.secret !== undefined) {
+    throw new ConfigurationError(
+      "Give `secret` or `tenant`, not both: with `tenant`, each tenant's secrets come from `tenant.secret`.",
+    );
+  }
+  if (options.inbox !== undefined || options.inboxKey !== undefined) {
+    throw new ConfigurationError(
+      '`tenant` does not take an `inbox` yet: an inbox entry does not carry its tenant, so a worker could not find its secrets or its dedup scope. Receive in the request, or run one receiver per registration with an inbox.',
+    );
+  }
+  const unknownTtlSeconds = tenant.unknownTtlSeconds ?? TENANT_DEFAULTS.unknownTtlSeconds;
+  if (!Number.isSafeInteger(unknownTtlSeconds) || unknownTtlSeconds < 0) {
+    throw new ConfigurationError(
+      `\`tenant.unknownTtlSeconds\` must be a whole number of seconds, 0 or more; got ${String(unknownTtlSeconds)}.`,
+    );
+  }
+  return Object.freeze({
+    read: tenantReader(tenant.from),
+    secret: tenant.secret as (tenant: string) => unknown,
+    cacheTtlMs:
+      positiveInteger('tenant.cacheTtlSeconds', tenant.cacheTtlSeconds, TENANT_DEFAULTS.cacheTtlSeconds) *
+      1000,
+    maxTenants: positiveInteger('tenant.maxTenants', tenant.maxTenants, TENANT_DEFAULTS.maxTenants),
+    unknownTtlMs: unknownTtlSeconds * 1000,
+  });
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -131,8 +195,13 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('createWebhooks needs an options object: createWebhooks({ secret }).');
   }
+  const tenant = resolveTenant(options);
   // A function is called on first use, not here: that is its point (a build without the secret).
-  const secret = typeof options.secret === 'function' ? options.secret : secretList(options.secret);
+  const secret = tenant
+    ? NO_SECRET_OF_ITS_OWN
+    : typeof options.secret === 'function'
+      ? options.secret
+      : secretList(options.secret);
   const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes);
   const leaseSeconds = positiveInteger('leaseSeconds', options.leaseSeconds, DEFAULTS.leaseSeconds);
   const dedupTtlSeconds = positiveInteger(
@@ -226,6 +295,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     logger,
     inbox: resolveInbox(options.inbox),
     inboxKeys: resolveInboxKeys(options.inboxKey),
+    tenant,
     telemetry: resolveTelemetry(options.telemetry),
     schemas: options.schemas === undefined ? undefined : new EventSchemaChecks(options.schemas),
     ordering: resolveOrdering(options, store, maxEventAgeSeconds, dedupTtlSeconds),

@@ -34,6 +34,7 @@ export class OrderedScope implements RunStore {
   readonly waits = true;
   readonly ordered = true;
   readonly renews: boolean;
+  readonly tenant: string | undefined;
   readonly #scoped: ScopedStore;
   readonly #store: IdempotencyStore;
   readonly #mode: OrderingMode;
@@ -55,6 +56,7 @@ export class OrderedScope implements RunStore {
     this.#scoped = scoped;
     this.#store = scoped.store;
     this.renews = scoped.renews;
+    this.tenant = scoped.tenant;
     this.#mode = mode;
     this.#resource = resource;
     this.#position = position;

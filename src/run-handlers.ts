@@ -3,7 +3,7 @@ import { HandlerFailedError, HandlerTimeoutError, type WebhookError } from './er
 import { isThenable } from './eventual.js';
 import type { HandlerStep } from './handler-step.js';
 import type { PendingTimeout, TimeoutQueue } from './timeout-queue.js';
-import type { HandlerContext, WebhookEvent, WebhookHandler } from './types.js';
+import type { HandlerContext, TenantHandlerContext, WebhookEvent, WebhookHandler } from './types.js';
 
 /**
  * How the handlers of one delivery (or the work that stands in for them, an inbox write) ended:
@@ -73,6 +73,16 @@ export class DeliveryContext implements HandlerContext {
     const onAbort = () => this.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     return () => signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The context of a receiver with `tenant`: the tenant the delivery came for, besides the rest. */
+export class TenantDeliveryContext extends DeliveryContext implements TenantHandlerContext {
+  declare readonly tenant: string;
+
+  constructor(secretIndex: number, attempt: number, receivedAt: number, tenant: string) {
+    super(secretIndex, attempt, receivedAt);
+    this.tenant = tenant;
   }
 }
 

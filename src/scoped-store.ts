@@ -31,6 +31,8 @@ export interface RunStore {
   readonly renews: boolean;
   /** Whether the run is guarded by `ordering`: such a run never fails open (the guard needs the store). */
   readonly ordered: boolean;
+  /** The tenant whose scope this is, with the `tenant` option; `undefined` for a receiver without. */
+  readonly tenant: string | undefined;
   readonly prefixes: Promise<readonly string[]>;
   keyFor(eventId: string): DedupKey | undefined;
   runKeyFor(eventId: string, replayId: string | undefined): DedupKey | undefined;
@@ -120,10 +122,18 @@ export class ScopedStore implements RunStore {
    * store's synchronous calls): only those are worth a step in a delivery's trace.
    */
   readonly waits: boolean;
+  /** The tenant whose scope this is, with the `tenant` option; `undefined` for a receiver without. */
+  readonly tenant: string | undefined;
 
-  constructor(store: IdempotencyStore, prefixes: Eventual<readonly string[]>, deadlines: TimeoutQueue) {
+  constructor(
+    store: IdempotencyStore,
+    prefixes: Eventual<readonly string[]>,
+    deadlines: TimeoutQueue,
+    tenant: string | undefined = undefined,
+  ) {
     this.store = store;
     this.deadlines = deadlines;
+    this.tenant = tenant;
     this.#deadlined = new DeadlinedCalls(store, deadlines);
     const synchronous = synchronousCallsOf(store);
     this.#calls = synchronous ?? this.#deadlined;

@@ -114,6 +114,12 @@ export interface DeliveryTelemetry {
   /** The signature held: from here on the event's id and type may be recorded (never before). */
   verified(eventId: string, eventType: string, secretIndex: number): void;
   /**
+   * Optional. With the `tenant` option, the tenant whose secret verified the delivery, said right
+   * after `verified`: for the span only. A tenant id is unbounded, so it never becomes a metric
+   * attribute; a delivery for an unknown tenant is counted by its answer (`unknown_tenant`) alone.
+   */
+  tenant?(tenant: string): void;
+  /**
    * Run `work` inside the delivery's context: the core runs the whole delivery (or worker's run)
    * through it, so what a store driver or a handler traces or logs is the delivery's.
    */

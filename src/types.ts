@@ -306,7 +306,157 @@ export interface HandlerContext {
  * ```
  */
 // The result is awaited and otherwise ignored: `unknown` lets one-line handlers return what they compute.
-export type WebhookHandler<TEvent> = (event: TEvent, context: HandlerContext) => unknown;
+export type WebhookHandler<TEvent, TContext = HandlerContext> = (event: TEvent, context: TContext) => unknown;
+
+/**
+ * What a handler of a receiver with `tenant` receives besides the event: {@link HandlerContext} and
+ * the tenant the delivery came for, typed as `tenant.from` gives it. A receiver without `tenant` has
+ * no `ctx.tenant` at all.
+ *
+ * @example
+ * ```ts
+ * type AccountId = `acct_${string}`;
+ * const onUser: WebhookHandler<EventFor<'user.created'>, TenantHandlerContext<AccountId>> = async (event, ctx) => {
+ *   await crm.forAccount(ctx.tenant).addUser(event.data.email);
+ * };
+ * ```
+ */
+export interface TenantHandlerContext<Tenant extends string = string> extends HandlerContext {
+  /** The tenant whose secret verified this delivery: its store keys and dedup scope are its own. */
+  readonly tenant: Tenant;
+}
+
+/**
+ * The handler context of a receiver: {@link TenantHandlerContext} when it was created with `tenant`,
+ * else {@link HandlerContext}.
+ *
+ * @example
+ * ```ts
+ * type Plain = ContextFor<never>; // HandlerContext
+ * type PerAccount = ContextFor<`acct_${string}`>; // HandlerContext & { tenant: `acct_${string}` }
+ * ```
+ */
+export type ContextFor<Tenant extends string> = [Tenant] extends [never]
+  ? HandlerContext
+  : TenantHandlerContext<Tenant>;
+
+/**
+ * What `tenant.from` reads a tenant from: the request as the adapter knows it. `params` are the
+ * framework's route parameters (Express `req.params`, Fastify `request.params`, Next.js route params,
+ * Lambda `pathParameters`), `undefined` where the adapter has none (node:http, Fetch); `url` is the
+ * request's URL as the adapter got it (a path with its query, or an absolute URL).
+ *
+ * @example
+ * ```ts
+ * const from = (request: TenantRequest) => request.header('x-account-id') ?? request.params?.account;
+ * ```
+ */
+export interface TenantRequest {
+  readonly params: Readonly<Record<string, string | undefined>> | undefined;
+  readonly url: string | undefined;
+  /** A request header by name, in any case; several values joined with `,`. */
+  header(name: string): string | undefined;
+}
+
+/**
+ * Where a receiver with `tenant` finds the tenant a delivery came for, without code of yours:
+ * - `{ param: 'account' }`: the framework's route parameter (`app.post('/webhooks/:account', ...)` in
+ *   Express, the Fastify plugin's `path: '/webhooks/:account'`, `app/webhooks/[account]/route.ts`, a
+ *   Lambda's `pathParameters`);
+ * - `{ path: '/webhooks/:account' }`: the request's path matched against a pattern with one `:name`
+ *   segment, for adapters without routing (node:http, Fetch runtimes, a Lambda Function URL);
+ * - `{ header: 'x-account-id' }`, `{ query: 'account' }`: a header, a query parameter;
+ * - `{ host: 'subdomain' }` (the first label of the Host header: `acme` of `acme.hooks.example.com`)
+ *   or `{ host: 'hostname' }` (the whole host name, lower-cased, without the port).
+ *
+ * @example
+ * ```ts
+ * const from: TenantSource = { param: 'account' };
+ * ```
+ */
+export type TenantSource =
+  | { readonly param: string }
+  | { readonly path: string }
+  | { readonly header: string }
+  | { readonly query: string }
+  | { readonly host: 'subdomain' | 'hostname' };
+
+/**
+ * The `tenant` option: one receiver, one route, many webhook registrations (a platform acting for
+ * many accounts, each with its own webhook and secret). Per delivery the receiver reads the tenant
+ * (`from`), asks `secret` for that tenant's secrets (cached), verifies the signature with them, and
+ * keeps every store key in the tenant's own scope: the same event id under two tenants is two events.
+ *
+ * @example
+ * ```ts
+ * const webhooks = createWebhooks({
+ *   tenant: {
+ *     from: { param: 'account' },
+ *     secret: async (account) => (await db.webhookSecrets(account)) ?? undefined,
+ *     cacheTtlSeconds: 300,
+ *   },
+ * });
+ * webhooks.on('user.created', (event, ctx) => console.log(ctx.tenant, event.data.email));
+ * ```
+ */
+export interface TenantOptions<Tenant extends string = string> {
+  /**
+   * Where the tenant is read: a {@link TenantSource}, or a function of the request that returns the
+   * tenant (its return type is `ctx.tenant`'s type) or `undefined` for none. A function may be async;
+   * it then answers within `storeTimeoutMs`, as `secret` does. Whatever it returns is unverified (the
+   * signature is checked with the tenant's secret only afterwards): never trust it for more than
+   * finding the secret.
+   */
+  from: TenantSource | ((request: TenantRequest) => Tenant | undefined | PromiseLike<Tenant | undefined>);
+  /**
+   * The tenant's webhook secret, or several while it rotates (the new one first). `undefined`, `null`
+   * or an empty list say the tenant does not exist: the delivery is answered 404 `unknown_tenant`
+   * without touching the store. A throw, a rejection, a blank secret or no answer within
+   * `storeTimeoutMs` answer 503 `secret_unavailable`, so the sender retries; none of those is cached.
+   */
+  secret: (
+    tenant: NoInfer<Tenant>,
+  ) => SecretOption | null | undefined | PromiseLike<SecretOption | null | undefined>;
+  /**
+   * How long a tenant's secrets are kept before `secret` is asked again (a rotation or a revoked
+   * registration takes effect within it).
+   * @default 300
+   */
+  cacheTtlSeconds?: number;
+  /**
+   * How many tenants' secrets are kept at once; the least recently used goes first.
+   * @default 1000
+   */
+  maxTenants?: number;
+  /**
+   * How long "this tenant does not exist" is kept, so that a prober cycling through made-up ids, or a
+   * removed account's retries, do not ask `secret` for every delivery. Kept apart from the known
+   * tenants (as many again at most), so unknown ids never push a known tenant out. `0` keeps none.
+   * @default 60
+   */
+  unknownTtlSeconds?: number;
+}
+
+/**
+ * The options of a receiver with `tenant`: every option of {@link WebhooksOptions} but `secret`
+ * (each tenant's come from `tenant.secret`) and the inbox's (an inbox is not yet tenant-aware).
+ *
+ * @example
+ * ```ts
+ * const options: TenantWebhooksOptions<NoSchemas, string> = {
+ *   tenant: { from: { param: 'account' }, secret: (account) => secrets.get(account) },
+ * };
+ * ```
+ */
+export type TenantWebhooksOptions<Schemas extends EventSchemas, Tenant extends string> = Omit<
+  WebhooksOptions<Schemas>,
+  'secret' | 'inbox' | 'inboxKey'
+> & {
+  /** Each tenant's secrets come from `tenant.secret`. */
+  secret?: never;
+  /** See {@link TenantOptions}. */
+  tenant: TenantOptions<Tenant>;
+};
 
 /**
  * Told about failures on the receiving side: handler errors and timeouts, store outages, lost leases,
@@ -753,6 +903,13 @@ export interface HandleInput {
   method?: string;
   /** A shorter handler budget for this delivery, such as a Lambda's remaining time. */
   handlerTimeoutMs?: number;
+  /**
+   * The framework's route parameters, for a receiver with `tenant` (see {@link TenantRequest}).
+   * Adapters pass them only to such receivers.
+   */
+  params?: Readonly<Record<string, string | undefined>> | undefined;
+  /** The request's URL (a path with its query, or absolute), for a receiver with `tenant`. */
+  url?: string | undefined;
 }
 
 /**
@@ -904,7 +1061,7 @@ export type ProcessResult = 'handled' | 'duplicate' | 'stale';
  * const { status, headers, body } = await webhooks.handle({ body: rawBody, headers: request.headers });
  * ```
  */
-export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
+export interface Webhooks<Schemas extends EventSchemas = NoSchemas, Tenant extends string = never> {
   /**
    * Run `handler` for one event type, several, or every type of a resource (`'payment.*'`). Handlers of
    * one event run one after another in registration order; the answer waits for all of them. With a
@@ -912,12 +1069,14 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    */
   on<Arg extends string | readonly string[]>(
     name: EventNameArgument<Arg>,
-    handler: WebhookHandler<EventForArgument<Arg, Schemas>>,
-  ): Webhooks<Schemas>;
+    handler: WebhookHandler<EventForArgument<Arg, Schemas>, ContextFor<Tenant>>,
+  ): Webhooks<Schemas, Tenant>;
   /** Run `handler` for every documented event type. */
-  onAny(handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName]>): Webhooks<Schemas>;
+  onAny(
+    handler: WebhookHandler<SchemaEventMap<Schemas>[WebhookEventName], ContextFor<Tenant>>,
+  ): Webhooks<Schemas, Tenant>;
   /** Be told about failures on the receiving side (handlers, timeouts, store, lost leases, adapter setup). */
-  onError(listener: ErrorListener): Webhooks<Schemas>;
+  onError(listener: ErrorListener): Webhooks<Schemas, Tenant>;
   /**
    * Be told of each stale event (with an `ordering` rule `'latest'`): one whose handlers did not run
    * because a newer event of its resource was handled first.
@@ -996,3 +1155,16 @@ export interface Webhooks<Schemas extends EventSchemas = NoSchemas> {
    */
   readonly bodyBudget: BodyBudget;
 }
+
+/**
+ * Any receiver, with `tenant` or without: what the adapters take. (A receiver of one registration
+ * and one with tenants differ in their handlers' context, so neither type is the other's.)
+ *
+ * @example
+ * ```ts
+ * function mount(app: Express, webhooks: AnyWebhooks) {
+ *   app.post('/webhooks/:account', expressWebhooks(webhooks));
+ * }
+ * ```
+ */
+export type AnyWebhooks = Webhooks | Webhooks<NoSchemas, string>;

@@ -1,4 +1,9 @@
-import { RawBodyUnavailableError, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
+import {
+  RawBodyUnavailableError,
+  readsTenant,
+  type WebhookResponse,
+  type Webhooks,
+} from 'service-webhooks/core';
 import { readWebBody } from './read-web-body.js';
 import { refusedBody } from './refused-body.js';
 
@@ -12,9 +17,16 @@ export async function answerWebRequest(
   webhooks: Webhooks,
   request: Request,
   consumedFix: string,
+  params?: Readonly<Record<string, string | undefined>>,
 ): Promise<WebhookResponse> {
   if (request.bodyUsed) return webhooks.reject(new RawBodyUnavailableError(consumedFix));
   const read = await readWebBody(request, webhooks.maxBodyBytes, webhooks.bodyBudget);
   if (read.kind !== 'body') return refusedBody(webhooks, read.kind);
-  return webhooks.handle({ body: read.body, headers: request.headers, method: request.method });
+  const { headers, method } = request;
+  // `readsTenant` is a property read: only a receiver with `tenant` is given the URL and parameters.
+  return webhooks.handle(
+    readsTenant(webhooks)
+      ? { body: read.body, headers, method, url: request.url, params }
+      : { body: read.body, headers, method },
+  );
 }

@@ -28,6 +28,7 @@ const REASONS: Readonly<Record<number, string>> = {
   200: 'OK',
   400: 'Bad Request',
   401: 'Unauthorized',
+  404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Payload Too Large',
@@ -40,6 +41,14 @@ export interface EventProcessor {
   readonly method: string;
   /** Names lower-cased; multi-value headers (REST APIs, ALB with the option on) joined as HTTP does. */
   readonly headers: Record<string, string>;
+  /**
+   * The path parameters API Gateway matched (`/webhooks/{account}`) and the request's path with its
+   * query, read only for a receiver with `tenant`. A Function URL and ALB have no parameters.
+   */
+  target(): {
+    readonly params: Readonly<Record<string, string | undefined>> | undefined;
+    readonly url: string;
+  };
   result(response: WebhookResponse): LambdaWebhookResult;
 }
 
@@ -50,6 +59,10 @@ export function processorFor(event: LambdaWebhookEvent): EventProcessor {
     return {
       method: alb.httpMethod,
       headers: lowerCased(alb.headers, alb.multiValueHeaders),
+      target: () => ({
+        params: undefined,
+        url: withQuery(alb.path, alb.multiValueQueryStringParameters, alb.queryStringParameters),
+      }),
       result: (response) => {
         const { statusCode, headers, ...rest } = restResult(response);
         const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
@@ -61,9 +74,15 @@ export function processorFor(event: LambdaWebhookEvent): EventProcessor {
     };
   }
   if ('version' in event && event.version === '2.0') {
+    const http = event;
     return {
       method: event.requestContext.http.method,
       headers: lowerCased(event.headers, undefined),
+      // Payload 2.0 keeps the query as it came (`rawQueryString`), already encoded.
+      target: () => ({
+        params: http.pathParameters ?? undefined,
+        url: http.rawQueryString ? `${http.rawPath}?${http.rawQueryString}` : http.rawPath,
+      }),
       result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
     };
   }
@@ -71,6 +90,10 @@ export function processorFor(event: LambdaWebhookEvent): EventProcessor {
   return {
     method: rest.httpMethod,
     headers: lowerCased(rest.headers, rest.multiValueHeaders),
+    target: () => ({
+      params: rest.pathParameters ?? undefined,
+      url: withQuery(rest.path, rest.multiValueQueryStringParameters, rest.queryStringParameters),
+    }),
     result: restResult,
   };
 }
@@ -94,4 +117,21 @@ function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Reco
 
 function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+}
+
+/**
+ * A payload 1.0 or ALB path with its query rebuilt from the decoded parameters (the multi-value map
+ * when the source sends one: it holds every value, the single one only the last).
+ */
+function withQuery(path: string, multi: HeaderMap<string[]>, single: HeaderMap<string>): string {
+  const query = new URLSearchParams();
+  if (multi) {
+    for (const [name, values] of Object.entries(multi))
+      for (const value of values ?? []) query.append(name, value);
+  } else {
+    for (const [name, value] of Object.entries(single ?? {}))
+      if (value !== undefined) query.append(name, value);
+  }
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
 }

@@ -1,12 +1,39 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   answerNow,
+  type HandleInput,
   RawBodyUnavailableError,
+  readsTenant,
   type WebhookResponse,
   type Webhooks,
 } from 'service-webhooks/core';
 import { readNodeBody } from './read-node-body.js';
 import { refusedBody } from './refused-body.js';
+
+/**
+ * How an adapter finds its framework's route parameters on a Node request (Express `req.params`, a
+ * Next.js Pages route's `req.query`), for a receiver with `tenant`.
+ */
+export type RouteParams = (
+  request: IncomingMessage,
+) => Readonly<Record<string, string | undefined>> | undefined;
+
+const noParams: RouteParams = () => undefined;
+
+/**
+ * The string values of a record of parameters (a query's repeated names and a catch-all's segments
+ * are arrays: joined with `/`, as the path had them); anything else is left out.
+ */
+export function stringParams(record: unknown): Readonly<Record<string, string | undefined>> | undefined {
+  if (typeof record !== 'object' || record === null) return undefined;
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries(record)) {
+    if (typeof value === 'string') params[name] = value;
+    else if (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+      params[name] = value.join('/');
+  }
+  return params;
+}
 
 /** A `(req, res, next?)` listener, as `node:http`, Connect and Express call it. */
 export type NodeListener = (
@@ -24,7 +51,13 @@ export type NodeListener = (
  * Written with callbacks rather than `async`/`await`: each await of the read and of `handle()` cost a
  * promise and a trip through the microtask queue per request, a measurable share of a webhook's cost.
  */
-export function createNodeListener(webhooks: Webhooks, consumedFix: string): NodeListener {
+export function createNodeListener(
+  webhooks: Webhooks,
+  consumedFix: string,
+  paramsOf: RouteParams = noParams,
+): NodeListener {
+  // Asked once: a receiver without `tenant` gets the same input as ever, nothing more per delivery.
+  const withTarget = readsTenant(webhooks);
   return (request, response, next) =>
     new Promise<void>((resolve) => {
       const fail = (error: unknown) => {
@@ -49,7 +82,17 @@ export function createNodeListener(webhooks: Webhooks, consumedFix: string): Nod
             case 'body': {
               const method = request.method ?? 'POST';
               // Written in this tick when the core answers at once (the memory store, synchronous handlers).
-              const answer = answerNow(webhooks, { body: read.body, headers: request.headers, method });
+              const input: HandleInput = withTarget
+                ? {
+                    body: read.body,
+                    headers: request.headers,
+                    method,
+                    params: paramsOf(request),
+                    // Express's `originalUrl` keeps the mount path that `url` loses under a router.
+                    url: (request as { originalUrl?: string }).originalUrl ?? request.url,
+                  }
+                : { body: read.body, headers: request.headers, method };
+              const answer = answerNow(webhooks, input);
               if (answer instanceof Promise) answer.then(write);
               else write(answer);
               return;

@@ -71,6 +71,7 @@ export const guide = [
     items: [
       { text: 'Rotating the secret', link: '/recipes/secret-rotation' },
       { text: 'Several registrations', link: '/recipes/several-registrations' },
+      { text: 'Many accounts on one route', link: '/recipes/tenants' },
       { text: 'Testing your handlers', link: '/recipes/testing-handlers' },
       { text: 'Upgrading', link: '/recipes/upgrading' },
     ],

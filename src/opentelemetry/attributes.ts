@@ -14,6 +14,8 @@ export const ATTRIBUTES = Object.freeze({
   eventType: 'webhook.event.type',
   outcome: 'webhook.outcome',
   secretIndex: 'webhook.secret.index',
+  /** The tenant of a receiver with `tenant`: a span attribute only, never a metric's. */
+  tenant: 'webhook.tenant',
   attempt: 'webhook.attempt',
   replayId: 'webhook.replay.id',
   late: 'webhook.late',

@@ -55,6 +55,11 @@ export class DeliverySpan implements DeliveryTelemetry {
     });
   }
 
+  tenant(tenant: string): void {
+    // The span only: metric attributes stay bounded, and tenants are as many as a platform has.
+    if (this.#span.isRecording()) this.#span.setAttribute(ATTRIBUTES.tenant, tenant);
+  }
+
   within<T>(work: () => T): T {
     return context.with(this.#context, work);
   }

@@ -33,6 +33,9 @@ test('fastifyWebhooks registers with its options checked', async () => {
 
 test('webHandler is a Fetch handler and fits Hono', () => {
   const handle = webHandler(webhooks);
-  expectTypeOf(handle).toEqualTypeOf<(request: Request) => Promise<Response>>();
+  expectTypeOf(handle).toBeCallableWith(new Request('https://receiver.example/webhooks'));
+  expectTypeOf(handle).returns.toEqualTypeOf<Promise<Response>>();
   new Hono().post('/webhooks', (c) => handle(c.req.raw));
+  // A router's parameters, for a receiver with `tenant: { from: { param } }`.
+  new Hono().post('/webhooks/:account', (c) => handle(c.req.raw, { params: c.req.param() }));
 });

@@ -436,6 +436,32 @@ describe('status table', () => {
     expect(store.calls).toEqual([]);
   });
 
+  test('404 unknown_tenant, with `tenant`, when the secret function knows no such tenant: nothing stored, nothing run', async () => {
+    const store = new SpyStore();
+    const errors: WebhookError[] = [];
+    let runs = 0;
+    const webhooks = createWebhooks({
+      store,
+      tenant: { from: { header: 'x-account' }, secret: () => undefined },
+    });
+    webhooks.on('user.created', () => {
+      runs++;
+    });
+    webhooks.onError((error) => errors.push(error));
+    const body = JSON.stringify(createTestEvent('user.created'));
+    const response = await webhooks.handle({
+      body,
+      headers: { 'x-service-signature': signPayload(body, secret), 'x-account': 'nobody' },
+    });
+    expect(response.status).toBe(404);
+    expect(errorOf(response)).toEqual({
+      code: 'unknown_tenant',
+      message: 'This receiver serves no webhook registration at this address.',
+    });
+    expect(response.headers['retry-after']).toBeUndefined();
+    expect([store.calls, runs, errors.map((error) => error.code)]).toEqual([[], 0, ['unknown_tenant']]);
+  });
+
   test('200, and onError hears LeaseLostError, when another delivery took over an expired claim', async () => {
     const store = new SpyStore();
     // The claim's lease ran out mid-handler and another delivery owns the event now.

@@ -3,7 +3,8 @@
  * the packed build for service-webhooks; each file saved and run as its page says), each asserting what
  * its page promises: docs/recipes/secret-rotation.md (a retry signed with the new secret is a duplicate
  * of the delivery the old one signed), docs/recipes/several-registrations.md (one event, two
- * registrations on one store: each runs it once, each retry is a duplicate) and
+ * registrations on one store: each runs it once, each retry is a duplicate), docs/recipes/tenants.md
+ * (three accounts on one receiver: each runs the shared id once, a replay across accounts is 401) and
  * docs/recipes/testing-handlers.md (the vitest file passes under vitest).
  */
 import { readFile } from 'node:fs/promises';
@@ -51,6 +52,28 @@ describe('docs/recipes/several-registrations.md', () => {
     ]);
     // Own secrets: no shared-scope warning.
     expect(stderr).not.toContain('share one store');
+  });
+});
+
+describe('docs/recipes/tenants.md', () => {
+  const PAGE = 'docs/recipes/tenants.md';
+  it('three-tenants: each account runs the shared event id once; a retry is a duplicate for one account; replay and unknown refused', async () => {
+    project.save(docBlock(PAGE, 'three-tenants'), 'tenants.ts');
+    const { stdout } = await project.shell(commandOnPage(PAGE, 'npx tsx tenants.ts'));
+    const lines = stdout.trim().split('\n');
+    const id = /^acme handled (evt_\w+)$/.exec(lines[0] ?? '')?.[1];
+    expect(id).toBeDefined();
+    expect(lines).toEqual([
+      `acme handled ${id}`,
+      'acme: 200 ok',
+      `globex handled ${id}`,
+      'globex: 200 ok',
+      `initech handled ${id}`,
+      'initech: 200 ok',
+      'acme: 200 duplicate',
+      'globex: 401 invalid_signature',
+      'hooli: 404 unknown_tenant',
+    ]);
   });
 });
 
