@@ -38,7 +38,7 @@ export const INTEGRATION_TESTS = [
   'test/stores/redis/**/*.test.ts',
   'test/stores/postgres/**/*.test.ts',
   // commands.test.ts drives DynamoDBStore with a recording client: unit.
-  'test/stores/dynamodb/{conformance,faults,model,multi-process}.test.ts',
+  'test/stores/dynamodb/{conformance,faults,model,multi-process,ordering}.test.ts',
   'test/inbox/**/*.test.ts',
   'test/sqs/**/*.test.ts',
   'test/pg-boss/**/*.test.ts',
