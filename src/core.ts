@@ -54,6 +54,7 @@ export {
   PayloadTooLargeError,
   RawBodyUnavailableError,
   ReceiverBusyError,
+  ResourceBusyError,
   SchemaTimeoutError,
   SecretUnavailableError,
   STATUS_TABLE,
@@ -81,7 +82,8 @@ export {
 } from './inbox-settings.js';
 export { KEEPS_STDERR } from './keeps-stderr.js';
 export { DEFAULTS } from './options.js';
-export { DUPLICATE_HEADER } from './responses.js';
+export { DELETED_POSITION, ORDERING_STORE_OPERATIONS, orderingPosition } from './ordering.js';
+export { DUPLICATE_HEADER, STALE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';
 export {
   SIGNATURE_HEADER,

@@ -29,10 +29,12 @@ import { inboxWriteError } from './inbox-errors.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
+import { OrderedScope } from './ordered-scope.js';
 import { describeInput, isRawBody } from './raw-body.js';
 import { responseTo, tableCode } from './responses.js';
 import { DeliveryContext, runHandlersWithin, SUCCEEDED } from './run-handlers.js';
 import type { SchemaCheck } from './schema-check.js';
+import type { RunStore } from './scoped-store.js';
 import { readHeader, SIGNATURE_HEADER } from './signature.js';
 import type { DeliveryTelemetry, WebhookTelemetry } from './telemetry.js';
 import { TimeoutQueue } from './timeout-queue.js';
@@ -48,6 +50,7 @@ import type {
   ProcessOptions,
   ProcessResult,
   RawBody,
+  StaleListener,
   WebhookEvent,
   WebhookHandler,
   WebhookLogger,
@@ -83,6 +86,8 @@ class WebhookReceiver implements Webhooks {
   readonly #inRequest: RunKind<WebhookResponse>;
   readonly #atDoor: RunKind<WebhookResponse>;
   readonly #inWorker: RunKind<Ending>;
+  /** The `onStale` listeners (with the `ordering` option). */
+  readonly #staleListeners: StaleListener[] = [];
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
@@ -135,6 +140,49 @@ class WebhookReceiver implements Webhooks {
   onError(listener: ErrorListener): Webhooks {
     this.#observers.listen(listener);
     return this;
+  }
+
+  onStale(listener: StaleListener): Webhooks {
+    if (typeof listener !== 'function') throw new TypeError('onStale needs a function.');
+    this.#staleListeners.push(listener);
+    return this;
+  }
+
+  /**
+   * The store a run of `event` uses: the receiver's scoped store, or with the `ordering` option, for an
+   * event of a guarded type, a view that takes its resource along (see `OrderedScope`). Called only
+   * when the receiver has the option, so an unguarded receiver's path is unchanged.
+   */
+  #orderedStoreFor(event: WebhookEvent, context: { unordered?: boolean }): RunStore {
+    const store = this.#verifier.store;
+    const decision = this.#options.ordering!.decide(event);
+    if (decision === undefined) return store;
+    if (!decision.guarded) {
+      // Said in its log record: the type is guarded, but this event names no resource to guard.
+      context.unordered = true;
+      return store;
+    }
+    const { resource, position } = decision;
+    return new OrderedScope(
+      store,
+      decision.mode,
+      resource,
+      position,
+      this.#options.ordering!.watermarkTtlMs,
+      (watermark) => this.#stale(event, { resource, position, watermark }),
+    );
+  }
+
+  /** Tell the `onStale` listeners; what they throw or return changes nothing. */
+  #stale(event: WebhookEvent, stale: Parameters<StaleListener>[1]): void {
+    for (const listener of this.#staleListeners) {
+      try {
+        const returned = listener(event, stale);
+        if (returned instanceof Promise) returned.catch(() => {});
+      } catch {
+        // A listener that throws changes nothing, as the table says.
+      }
+    }
   }
 
   report(error: WebhookError, event?: AnyWebhookEvent | WebhookEvent): void {
@@ -217,9 +265,13 @@ class WebhookReceiver implements Webhooks {
       replayId,
       detach: undefined,
     };
+    const marks: { unordered?: boolean } = {};
+    const store = this.#options.ordering
+      ? this.#orderedStoreFor(accepted.event, marks)
+      : this.#verifier.store;
     const run = new Run(
       this.#inWorker,
-      this.#verifier.store,
+      store,
       accepted,
       started,
       this.#registry.handlersFor(event.type),
@@ -227,6 +279,7 @@ class WebhookReceiver implements Webhooks {
       worker,
       telemetry,
     );
+    if (marks.unordered) (run as LogContext & { unordered?: boolean }).unordered = true;
     let ending: Ending;
     try {
       ending = await (telemetry
@@ -235,7 +288,8 @@ class WebhookReceiver implements Webhooks {
     } finally {
       worker.detach?.();
     }
-    if (ending.code === 'handled' || ending.code === 'duplicate') return ending.code;
+    if (ending.code === 'handled' || ending.code === 'duplicate' || ending.code === 'stale')
+      return ending.code;
     // A claim held elsewhere is not a failure in a worker (a redelivery after a crash meets the dead
     // worker's lease): the engine retries after the lease, so it is not reported.
     throw ending.error;
@@ -349,7 +403,23 @@ class WebhookReceiver implements Webhooks {
         started,
         telemetry,
       );
+    if (this.#options.ordering) return this.#runOrdered(verified, handlers, timeoutMs, started, telemetry);
     const run = new Run(this.#inRequest, store, verified, started, handlers, timeoutMs, undefined, telemetry);
+    return this.#exactlyOnce.run(run);
+  }
+
+  /** A request run with the `ordering` option: its store is the event's own view (see `#orderedStoreFor`). */
+  #runOrdered(
+    accepted: Accepted,
+    handlers: readonly WebhookHandler<WebhookEvent>[],
+    timeoutMs: number,
+    started: number,
+    telemetry: DeliveryTelemetry | undefined,
+  ): Eventual<WebhookResponse> {
+    const marks: { unordered?: boolean } = {};
+    const store = this.#orderedStoreFor(accepted.event, marks);
+    const run = new Run(this.#inRequest, store, accepted, started, handlers, timeoutMs, undefined, telemetry);
+    if (marks.unordered) (run as LogContext & { unordered?: boolean }).unordered = true;
     return this.#exactlyOnce.run(run);
   }
 
@@ -372,6 +442,7 @@ class WebhookReceiver implements Webhooks {
       this.#observers.report(checked, event);
       return this.#answer({ started, telemetry, event, secretIndex }, { code: checked.code, error: checked });
     }
+    if (this.#options.ordering) return this.#runOrdered(checked, handlers, timeoutMs, started, telemetry);
     const store = this.#verifier.store;
     const run = new Run(this.#inRequest, store, checked, started, handlers, timeoutMs, undefined, telemetry);
     return this.#exactlyOnce.run(run);
@@ -451,7 +522,7 @@ class WebhookReceiver implements Webhooks {
     const { telemetry } = context;
     if (!this.#observers.logger && !telemetry) return;
     const { code, error } = ending;
-    const ok = code === 'handled' || code === 'queued' || code === 'duplicate';
+    const ok = code === 'handled' || code === 'queued' || code === 'duplicate' || code === 'stale';
     const failed = response.status >= 500;
     const outcome = ok ? code : failed ? 'failed' : 'rejected';
     const answered = ok ? undefined : tableCode(code);

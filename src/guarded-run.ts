@@ -1,15 +1,21 @@
 import { nextClaimToken } from './claim-token.js';
 import { now } from './clock.js';
 import type { Accepted } from './delivery-verifier.js';
-import { EventInProgressError, LeaseLostError, StoreUnavailableError, type WebhookError } from './errors.js';
+import {
+  EventInProgressError,
+  LeaseLostError,
+  ResourceBusyError,
+  StoreUnavailableError,
+  type WebhookError,
+} from './errors.js';
 import { chain, type Eventual } from './eventual.js';
 import type { Observers } from './observers.js';
 import type { HandlerOutcome } from './run-handlers.js';
-import type { DedupKey, ScopedStore } from './scoped-store.js';
+import type { DedupKey, RunClaim, RunStore } from './scoped-store.js';
 import { SENDER_RETRY_SPAN_MS } from './sender-schedule.js';
 import type { DeliveryTelemetry } from './telemetry.js';
 import { type PendingTimeout, TimeoutQueue } from './timeout-queue.js';
-import type { ClaimResult, CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
+import type { CompleteResult, WebhookEvent, WebhookHandler } from './types.js';
 
 /** How a guarded run answers: a success of its own kind, a duplicate, or an error of the status table. */
 export interface Ending {
@@ -87,7 +93,8 @@ export class Run<A> {
   // Declared here, assigned in the constructor in one fixed order: a run is made per delivery, and
   // plain assignments build it faster than class field initializers do.
   declare readonly kind: RunKind<A>;
-  declare readonly store: ScopedStore;
+  /** The receiver's scoped store, or for an event guarded by `ordering` its view with the resource. */
+  declare readonly store: RunStore;
   /**
    * What verification accepted, kept whole rather than copied field by field: a run is made per
    * delivery, and the copies were four more fields and a heap number (`receivedAt`) per run.
@@ -115,7 +122,7 @@ export class Run<A> {
 
   constructor(
     kind: RunKind<A>,
-    store: ScopedStore,
+    store: RunStore,
     accepted: Accepted,
     started: number,
     handlers: readonly WebhookHandler<WebhookEvent>[] = NO_HANDLERS,
@@ -213,7 +220,7 @@ export class ExactlyOnce {
   static readonly #runAgain = <A>(run: Run<A>): Eventual<A> => run.kind.engine.run(run);
 
   /** Step 5's answer: do the work when the claim is ours, else answer why not. */
-  static readonly #claimed = <A>(run: Run<A>, state: ClaimResult): Eventual<A> => {
+  static readonly #claimed = <A>(run: Run<A>, state: RunClaim): Eventual<A> => {
     const engine = run.kind.engine;
     if (state === 'claimed') {
       // A worker's budget (minutes) is longer than a lease: its claim is renewed from the start, so
@@ -225,6 +232,9 @@ export class ExactlyOnce {
     if (state === 'completed') return run.kind.finish(run, DUPLICATE);
     if (state === 'in_progress')
       return run.kind.finish(run, failedWith(new EventInProgressError(engine.#leaseSeconds)));
+    // The `ordering` option's two answers: handled before (recorded now), or its resource is busy.
+    if (state === 'stale') return run.kind.finish(run, STALE);
+    if (state instanceof ResourceBusyError) return run.kind.finish(run, failedWith(state));
     return ExactlyOnce.#claimFailed(run, new TypeError(`store.claim answered ${JSON.stringify(state)}`));
   };
 
@@ -235,7 +245,9 @@ export class ExactlyOnce {
     if (run.key !== undefined) ignoreFailure(run.store.release(run.key, run.token));
     const error = new StoreUnavailableError('The store failed to claim the event.', { cause });
     engine.#observers.report(error, run.event);
-    if (!engine.#failOpen || run.kind.inboxRun) return run.kind.finish(run, failedWith(error));
+    // An ordered run never fails open: without the store, nothing keeps its resource's order.
+    if (!engine.#failOpen || run.kind.inboxRun || run.store.ordered)
+      return run.kind.finish(run, failedWith(error));
     run.claimed = false;
     return run.kind.work(run, ExactlyOnce.#settle);
   };

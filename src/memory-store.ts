@@ -7,6 +7,7 @@ import {
   ConfigurationError,
   type IdempotencyStore,
   type RenewResult,
+  type ResourceClaimResult,
   StoreUnavailableError,
   type SynchronousCalls,
 } from 'service-webhooks/core';
@@ -57,6 +58,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements IdempotencyStore {
   readonly #records: MemoryRecords;
+  readonly #resources: MemoryResources;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxEvents = options.maxEvents ?? 100_000;
@@ -74,7 +76,9 @@ export class MemoryStore implements IdempotencyStore {
     if (options.now !== undefined && typeof options.now !== 'function') {
       throw new ConfigurationError('MemoryStore `now` must be a function returning milliseconds.');
     }
-    this.#records = new MemoryRecords(maxEvents, maxInProgress, options.now ?? performanceNow);
+    const now = options.now ?? performanceNow;
+    this.#records = new MemoryRecords(maxEvents, maxInProgress, now);
+    this.#resources = new MemoryResources(maxEvents, maxInProgress, now);
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -91,6 +95,36 @@ export class MemoryStore implements IdempotencyStore {
 
   async renew(key: string, token: string, leaseMs: number): Promise<RenewResult> {
     return this.#records.renew(key, token, leaseMs);
+  }
+
+  // The `ordering` option's operations (see IdempotencyStore.claimResource). Resources are leased apart
+  // from events (`maxInProgress` bounds each) and their watermarks are bounded as handled ids are
+  // (`maxEvents`, the least recently advanced forgotten first).
+
+  async claimResource(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult> {
+    return this.#resources.claim(resource, token, leaseMs);
+  }
+
+  async renewResource(resource: string, token: string, leaseMs: number): Promise<RenewResult> {
+    return this.#resources.renew(resource, token, leaseMs);
+  }
+
+  async releaseResource(resource: string, token: string): Promise<void> {
+    this.#resources.release(resource, token);
+  }
+
+  async completeOrdered(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ): Promise<CompleteResult> {
+    // One synchronous step: nothing can run between the completion and the advance.
+    const result = this.#records.complete(key, token, ttlMs);
+    if (result === 'completed') this.#resources.advance(resource, token, position, watermarkTtlMs);
+    return result;
   }
 
   /**
@@ -111,6 +145,82 @@ export class MemoryStore implements IdempotencyStore {
   /** How many event ids are remembered as handled (expired ones may still count until touched). */
   get size(): number {
     return this.#records.size;
+  }
+}
+
+/** A resource's watermark: the highest position completed, and until when it counts (the clock's ms). */
+interface Watermark {
+  readonly position: number;
+  readonly until: number;
+}
+
+/**
+ * The resources of a {@link MemoryStore}: their leases (never evicted, bounded by `maxInProgress` as
+ * events' are) and their watermarks (bounded by `maxEvents`, the least recently advanced forgotten
+ * first: a forgotten watermark lets an older event of that resource run, as a forgotten id lets a
+ * retry run again).
+ */
+class MemoryResources {
+  readonly #leases = new LeaseTable();
+  readonly #watermarks: LRUCache<string, Watermark>;
+  readonly #maxInProgress: number;
+  readonly #now: () => number;
+
+  constructor(maxResources: number, maxInProgress: number, now: () => number) {
+    this.#watermarks = new LRUCache<string, Watermark>({ maxSize: maxResources, sizeCalculation: () => 1 });
+    this.#maxInProgress = maxInProgress;
+    this.#now = now;
+  }
+
+  claim(resource: string, token: string, leaseMs: number): ResourceClaimResult {
+    const now = this.#now();
+    const lease = this.#leases.get(resource);
+    if (lease && lease.token !== token && lease.expiresAt > now) {
+      return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(lease.expiresAt - now)) };
+    }
+    if (!lease) this.#makeRoom(now);
+    this.#leases.set(resource, token, now + leaseMs);
+    return { outcome: 'claimed', watermark: this.#live(resource, now)?.position };
+  }
+
+  renew(resource: string, token: string, leaseMs: number): RenewResult {
+    const now = this.#now();
+    const lease = this.#leases.get(resource);
+    if (lease && lease.token !== token && lease.expiresAt > now) return 'lost';
+    if (!lease) this.#makeRoom(now);
+    this.#leases.set(resource, token, now + leaseMs);
+    return 'renewed';
+  }
+
+  release(resource: string, token: string): void {
+    if (this.#leases.get(resource)?.token === token) this.#leases.delete(resource);
+  }
+
+  /** The watermark becomes the higher of the two, counted at least `watermarkTtlMs` from now; `token`'s lease ends. */
+  advance(resource: string, token: string, position: number, watermarkTtlMs: number): void {
+    const now = this.#now();
+    const old = this.#live(resource, now);
+    const until = Math.ceil(now + watermarkTtlMs);
+    this.#watermarks.set(resource, {
+      position: old === undefined || position > old.position ? position : old.position,
+      until: old === undefined || until > old.until ? until : old.until,
+    });
+    this.release(resource, token);
+  }
+
+  #live(resource: string, now: number): Watermark | undefined {
+    const watermark = this.#watermarks.peek(resource);
+    return watermark !== undefined && watermark.until >= now ? watermark : undefined;
+  }
+
+  #makeRoom(now: number): void {
+    if (this.#leases.size < this.#maxInProgress) return;
+    this.#leases.dropExpired(now);
+    if (this.#leases.size >= this.#maxInProgress) {
+      throw new StoreUnavailableError(
+        `MemoryStore holds ${this.#maxInProgress} resources in progress (maxInProgress); refusing more until some finish.`,
+      );
+    }
   }
 }
 

@@ -17,6 +17,8 @@ export interface LogContext {
   readonly late?: boolean;
   /** The delivery's record for the `telemetry` plug-in, which joins the log record to its trace. */
   readonly telemetry?: DeliveryTelemetry | undefined;
+  /** Set on a run of a type the `ordering` option guards whose event names no resource (not guarded). */
+  readonly unordered?: boolean;
 }
 
 /**
@@ -107,6 +109,7 @@ export class Observers {
       Object.defineProperty(record, 'error', { value: error, enumerable: false });
     }
     if (late) record.late = true;
+    if (context.unordered === true) record.unordered = true;
     const traced = context.telemetry?.logFields();
     if (traced) {
       record.trace_id = traced.trace_id;

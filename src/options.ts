@@ -1,4 +1,5 @@
 import { ConfigurationError } from './errors.js';
+import { OrderingGuard } from './ordering.js';
 import { EventSchemaChecks } from './schema-check.js';
 import { secretList } from './secrets.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
@@ -47,6 +48,40 @@ export interface ResolvedOptions {
   readonly schemas: EventSchemaChecks | undefined;
   /** The `inboxKey` option as a list; `undefined`: the inbox keys are derived from the secrets. */
   readonly inboxKeys: readonly string[] | undefined;
+  /** The `ordering` option, checked against the store; `undefined` without it (no guard, no cost). */
+  readonly ordering: OrderingGuard | undefined;
+}
+
+/** How far ahead of the receiver's clock a signed `created` may be (see `delivery-verifier.ts`). */
+const CREATED_AHEAD_SECONDS = 300;
+
+/**
+ * The `ordering` option and its watermark TTL. A watermark must outlive every older event of its
+ * resource that can still be accepted: one signed up to `maxEventAgeSeconds` ago, or up to five
+ * minutes ahead of this clock; with an inbox, a worker runs entries (retries, replays) without an age
+ * limit for as long as their ids are remembered, so `dedupTtlSeconds` bounds it there.
+ */
+function resolveOrdering(
+  options: WebhooksOptions,
+  store: IdempotencyStore,
+  maxEventAgeSeconds: number,
+  dedupTtlSeconds: number,
+): OrderingGuard | undefined {
+  if (options.ordering === undefined) {
+    if (options.watermarkTtlSeconds !== undefined) {
+      throw new ConfigurationError('`watermarkTtlSeconds` only applies with the `ordering` option.');
+    }
+    return undefined;
+  }
+  const shortest =
+    Math.max(maxEventAgeSeconds, options.inbox === undefined ? 0 : dedupTtlSeconds) + CREATED_AHEAD_SECONDS;
+  const watermarkTtlSeconds = positiveInteger('watermarkTtlSeconds', options.watermarkTtlSeconds, shortest);
+  if (watermarkTtlSeconds < shortest) {
+    throw new ConfigurationError(
+      `\`watermarkTtlSeconds\` (${watermarkTtlSeconds}) is shorter than an older event of a resource can still arrive (${shortest} s: ${options.inbox === undefined ? 'maxEventAgeSeconds' : 'dedupTtlSeconds, with an inbox,'} plus the 300 s a \`created\` may be ahead): such an event would run after a newer one. Use at least ${shortest}.`,
+    );
+  }
+  return new OrderingGuard(options.ordering, store, watermarkTtlSeconds * 1000);
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -175,11 +210,12 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
       `\`maxBodyBytesInFlight\` (${maxBodyBytesInFlight}) is below \`maxBodyBytes\` (${maxBodyBytes}): a delivery of the largest accepted size could never be read. Raise it to at least ${maxBodyBytes}.`,
     );
   }
+  const store = resolveStore(options.store);
   return Object.freeze({
     secret,
     namespace,
     maxBodyBytesInFlight,
-    store: resolveStore(options.store),
+    store,
     maxBodyBytes,
     maxEventAgeSeconds,
     leaseSeconds,
@@ -192,6 +228,7 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     inboxKeys: resolveInboxKeys(options.inboxKey),
     telemetry: resolveTelemetry(options.telemetry),
     schemas: options.schemas === undefined ? undefined : new EventSchemaChecks(options.schemas),
+    ordering: resolveOrdering(options, store, maxEventAgeSeconds, dedupTtlSeconds),
   });
 }
 

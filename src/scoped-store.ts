@@ -1,4 +1,5 @@
 import { withDeadline } from './deadline.js';
+import type { ResourceBusyError } from './errors.js';
 import { type Eventual, settled } from './eventual.js';
 import { type SynchronousCalls, synchronousCallsOf } from './synchronous-store.js';
 import type { TimeoutQueue } from './timeout-queue.js';
@@ -9,6 +10,35 @@ export type DedupKey = string | readonly string[];
 
 /** Marks the keys of inbox runs, apart from the door's keys of the same scope (see `runKeyFor`). */
 const RUN_MARK = '!';
+
+/** What marks an inbox run's key ahead of the scope's key: the run mark, with the replay id if any. */
+export function runMark(replayId: string | undefined): string {
+  return replayId === undefined ? RUN_MARK : `${RUN_MARK}${replayId}${RUN_MARK}`;
+}
+
+/**
+ * What a run's claim found: the store's answer, or with the `ordering` option also a stale event
+ * (recorded as handled without running) or a resource held by another event.
+ */
+export type RunClaim = ClaimResult | 'stale' | ResourceBusyError;
+
+/**
+ * The store as a run sees it: the receiver's {@link ScopedStore}, or for an event guarded by the
+ * `ordering` option a view of it that takes the event's resource along with the event.
+ */
+export interface RunStore {
+  readonly waits: boolean;
+  readonly renews: boolean;
+  /** Whether the run is guarded by `ordering`: such a run never fails open (the guard needs the store). */
+  readonly ordered: boolean;
+  readonly prefixes: Promise<readonly string[]>;
+  keyFor(eventId: string): DedupKey | undefined;
+  runKeyFor(eventId: string, replayId: string | undefined): DedupKey | undefined;
+  claim(key: DedupKey, token: string, leaseMs: number, rememberMs: number): Eventual<RunClaim>;
+  complete(key: DedupKey, token: string, ttlMs: number): Eventual<CompleteResult>;
+  release(key: DedupKey, token: string): Eventual<void>;
+  renew(key: DedupKey, token: string, leaseMs: number): Promise<RenewResult>;
+}
 
 /** A store's four calls as the receiver makes them: answered now, or a promise under a deadline. */
 type StoreCalls = {
@@ -73,8 +103,12 @@ class DeadlinedCalls implements StoreCalls {
  * found completed under any key is recorded under all of them, so that dropping the old secret later
  * cannot make a retry look new.
  */
-export class ScopedStore {
+export class ScopedStore implements RunStore {
   readonly #calls: StoreCalls;
+  /** The store itself and the deadline of its calls, for the `ordering` option's view (`OrderedScope`). */
+  readonly store: IdempotencyStore;
+  readonly deadlines: TimeoutQueue;
+  readonly ordered = false;
   /** The promise-returning calls, for the rotation's sequence of claims (rare: no fast path needed). */
   readonly #deadlined: DeadlinedCalls;
   #prefixes: readonly string[] | undefined;
@@ -88,6 +122,8 @@ export class ScopedStore {
   readonly waits: boolean;
 
   constructor(store: IdempotencyStore, prefixes: Eventual<readonly string[]>, deadlines: TimeoutQueue) {
+    this.store = store;
+    this.deadlines = deadlines;
     this.#deadlined = new DeadlinedCalls(store, deadlines);
     const synchronous = synchronousCallsOf(store);
     this.#calls = synchronous ?? this.#deadlined;
@@ -131,7 +167,7 @@ export class ScopedStore {
   runKeyFor(eventId: string, replayId: string | undefined): DedupKey | undefined {
     const key = this.keyFor(eventId);
     if (key === undefined) return undefined;
-    const mark = replayId === undefined ? RUN_MARK : `${RUN_MARK}${replayId}${RUN_MARK}`;
+    const mark = runMark(replayId);
     return typeof key === 'string' ? mark + key : key.map((one) => mark + one);
   }
 

@@ -560,6 +560,11 @@ export interface DeliveryRecord {
    */
   readonly late?: true;
   /**
+   * `true` when the event's type is guarded by the `ordering` option but the event names no resource
+   * (no string `data.object` and `data.id`, or longer than 128 characters together): it ran unguarded.
+   */
+  readonly unordered?: true;
+  /**
    * With the `telemetry` option, the delivery's trace and span ids (W3C hex), so a log line joins its
    * trace: the names pino's OpenTelemetry instrumentation uses.
    */
@@ -874,9 +879,11 @@ export interface ProcessOptions {
 
 /**
  * How {@link Webhooks.process} ended: the handlers ran and their completion was recorded, or the event
- * had already been handled (by an earlier run, or in the request before the inbox was turned on).
+ * had already been handled (by an earlier run, or in the request before the inbox was turned on), or
+ * it was stale (the `ordering` option's `'latest'`: a newer event of its resource was handled first;
+ * recorded as handled without running).
  */
-export type ProcessResult = 'handled' | 'duplicate';
+export type ProcessResult = 'handled' | 'duplicate' | 'stale';
 
 /**
  * A webhook receiver: register handlers with `on`, hand deliveries to `handle`. Adapters for each

@@ -7,6 +7,7 @@ import {
   EventSchemaError,
   InvalidInboxEntryError,
   type ProcessResult,
+  ResourceBusyError,
   WebhookError,
 } from 'service-webhooks/core';
 import type { Schedule } from './backoff.js';
@@ -14,7 +15,8 @@ import type { Schedule } from './backoff.js';
 /**
  * - `done`: handled, or a duplicate of a handled event: remove it from the queue.
  * - `defer`: another run holds the event's claim (a worker handling it now, or one that died and whose
- *   lease has not ended). Not this event's failure, so no attempt is spent: come back after `delayMs`.
+ *   lease has not ended), or with the `ordering` option its resource (another event of it is being
+ *   handled). Not this event's failure, so no attempt is spent: come back after `delayMs`.
  * - `retry`: the attempt failed; run it again after `delayMs`.
  * - `dead-letter`: the last attempt failed, or the entry is poison (no event, an envelope the door
  *   would refuse, an event its schema refuses), which no retry can fix: dead-letter it now, with
@@ -41,7 +43,7 @@ export function judgeFailure(
   random: () => number = Math.random,
 ): Exclude<AttemptOutcome, { kind: 'done' }> {
   if (isPoison(error)) return { kind: 'dead-letter', reason: 'poison', error };
-  if (error instanceof EventInProgressError) {
+  if (error instanceof EventInProgressError || error instanceof ResourceBusyError) {
     const seconds = error.retryAfterSeconds ?? HELD_FALLBACK_SECONDS;
     return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())) };
   }

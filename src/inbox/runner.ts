@@ -10,6 +10,7 @@ import {
   type InboxLogRecord,
   type ProcessOptions,
   type ProcessResult,
+  ResourceBusyError,
   type WebhookEvent,
   type Webhooks,
 } from 'service-webhooks/core';
@@ -146,7 +147,9 @@ export class InboxRunner<D extends InboxDelivery> {
           this.#log(
             'info',
             { ...delivery.ids, eventId: this.#eventId(delivery), attempt, delayMs },
-            'webhook inbox: event held by another worker; deferred',
+            failure instanceof ResourceBusyError
+              ? 'webhook inbox: another event of the resource is being handled; deferred'
+              : 'webhook inbox: event held by another worker; deferred',
           );
         }
         return end;
