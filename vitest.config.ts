@@ -42,6 +42,8 @@ export const INTEGRATION_TESTS = [
   'test/inbox/**/*.test.ts',
   'test/sqs/**/*.test.ts',
   'test/pg-boss/**/*.test.ts',
+  // The ordering guard's property on every built-in store against its real server.
+  'test/ordering/ordering-property.test.ts',
 ];
 
 /**
@@ -79,6 +81,8 @@ const LINE_INDEPENDENT_TESTS = [
   // driver merely carries; its behaviour on each Node line (sockets, timers, outages) is what the
   // faults, multi-process and worker files check, and they run on every line.
   'test/stores/{redis,dynamodb}/conformance.test.ts',
+  // The ordering guard's property: what it checks is each store's semantics on its server.
+  'test/ordering/ordering-property.test.ts',
   'test/{inbox,sqs,pg-boss}/conformance.test.ts',
   'test/consumer/typescript.test.ts',
   'test/types/declaration-merging.package.test.ts',

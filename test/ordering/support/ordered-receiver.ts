@@ -40,8 +40,8 @@ export function orderedReceiver(options: OrderedReceiverOptions): Webhooks {
     ...(options.storeTimeoutMs !== undefined && { storeTimeoutMs: options.storeTimeoutMs }),
   });
   const pauseMs = options.pauseMs ?? 4;
-  const handler = async (event: WebhookEvent) => {
-    const data = event.data as unknown as ScenarioEvent['data'];
+  const handler = async (event: Pick<WebhookEvent, 'id' | 'type' | 'created'> & { data: object }) => {
+    const data = event.data as ScenarioEvent['data'];
     const run = {
       resource: `${data.object}:${data.id}`,
       eventId: event.id,
@@ -79,9 +79,13 @@ export async function deliverQueue(
   for (const event of queue) {
     for (let attempt = 0; ; attempt++) {
       if (attempt === MAX_ATTEMPTS) throw new Error(`${event.id} was never answered 200`);
-      const response = await deliver(webhooks, { ...event, livemode: false, pending_webhooks: 1, request: null }, {
-        secret: ORDERING_SECRET,
-      });
+      const response = await deliver(
+        webhooks,
+        { ...event, livemode: false, pending_webhooks: 1, request: null },
+        {
+          secret: ORDERING_SECRET,
+        },
+      );
       if (response.status === 200) {
         if (response.headers[STALE_HEADER] === 'true') answers.stale++;
         else if (response.headers[DUPLICATE_HEADER] === 'true') answers.duplicate++;

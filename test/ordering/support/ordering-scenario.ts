@@ -152,13 +152,15 @@ export function violations(scenario: Scenario, logged: LoggedRuns): string[] {
     const { resource, mode, events } = history;
     const runs = logged.runs.get(resource) ?? [];
     const overlaps = logged.overlaps.get(resource) ?? 0;
-    if (overlaps > 0) found.push(`${resource}: ${overlaps} handler run(s) overlapped another of the resource`);
+    if (overlaps > 0)
+      found.push(`${resource}: ${overlaps} handler run(s) overlapped another of the resource`);
     const counts = new Map<string, number>();
     for (const run of runs) counts.set(run.eventId, (counts.get(run.eventId) ?? 0) + 1);
     for (const event of events) {
       const count = counts.get(event.id) ?? 0;
       if (count > 1) found.push(`${resource}: ${event.id} (${event.type}) ran ${count} times`);
-      if (mode === 'serialize' && count === 0) found.push(`${resource}: ${event.id} (${event.type}) never ran`);
+      if (mode === 'serialize' && count === 0)
+        found.push(`${resource}: ${event.id} (${event.type}) never ran`);
     }
     if (mode !== 'latest') continue;
     let newest: HandlerRun | undefined;
