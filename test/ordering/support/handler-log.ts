@@ -35,7 +35,7 @@ export class LocalHandlerLog implements HandlerLog {
     this.#active.set(run.resource, (this.#active.get(run.resource) ?? 1) - 1);
   }
 
-  async read(): Promise<LoggedRuns> {
+  async read(_scenario?: Scenario): Promise<LoggedRuns> {
     return { runs: this.#runs, overlaps: this.#overlaps, state: this.#state };
   }
 }

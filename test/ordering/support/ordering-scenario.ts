@@ -122,7 +122,7 @@ export function scenarios(workers: number): fc.Arbitrary<Scenario> {
         .map((event, index) => ({ event, key: order[index % order.length]!, index }))
         .toSorted((a, b) => a.key - b.key || a.index - b.index);
       const queues: ScenarioEvent[][] = Array.from({ length: workers }, () => []);
-      shuffled.forEach(({ event }, index) => queues[deal[index % deal.length]!]!.push(event));
+      for (const [index, { event }] of shuffled.entries()) queues[deal[index % deal.length]!]!.push(event);
       return { histories, queues };
     });
 }
