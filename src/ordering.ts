@@ -117,7 +117,8 @@ export class OrderingGuard {
     if (typeof object !== 'string' || object === '' || typeof id !== 'string' || id === '')
       return NO_RESOURCE;
     const resource = `${encodeURIComponent(object)}:${id}`;
-    if (resource.length > MAX_RESOURCE_LENGTH) return NO_RESOURCE;
+    // The separator inside a resource would split it where a store looks for it (see RESOURCE_SEPARATOR).
+    if (resource.length > MAX_RESOURCE_LENGTH || resource.includes(RESOURCE_SEPARATOR)) return NO_RESOURCE;
     return { guarded: true, mode, resource, position: orderingPosition(event) };
   }
 }

@@ -21,6 +21,7 @@ import {
   ConfigurationError,
   type IdempotencyStore,
   type RenewResult,
+  type ResourceClaimResult,
   StoreUnavailableError,
 } from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
@@ -133,6 +134,56 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0`;
 
 /**
+ * The `ordering` option's scripts. A resource has two Redis keys beside its events' keys, in their
+ * hash slot (see `keyFor`): its lease (the holder's token, `PX` the lease) and its watermark (the
+ * highest position completed, `PX` its TTL), so each script touches keys of one slot, as Cluster
+ * requires. The lease holds `t:` + token, as an event's does.
+ *
+ * claimResource: a live lease of another token answers busy and its PTTL; else the lease is (re)set
+ * and the watermark read, in the same step.
+ */
+const CLAIM_RESOURCE_LUA = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then
+  local left = redis.call('PTTL', KEYS[1])
+  if left < 1 then left = 1 end
+  return {0, left}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local watermark = redis.call('GET', KEYS[2])
+if watermark then return {1, watermark} end
+return {1}`;
+
+/** Same terms as RENEW_LUA, without a completed state: a resource's lease is only ever a token's. */
+const RENEW_RESOURCE_LUA = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
+
+/**
+ * COMPLETE_LUA's rules for the event's key (KEYS[1]); when they complete it, in the same script, the
+ * watermark (KEYS[3]) becomes the higher of the two positions with the longer of the two TTLs, and the
+ * resource's lease (KEYS[2]) ends if this token holds it. Positions are integers below 2^53, which
+ * Lua's numbers hold exactly.
+ */
+const COMPLETE_ORDERED_LUA = `
+local value = redis.call('GET', KEYS[1])
+if value ~= ARGV[1] and value ~= false then return 0 end
+redis.call('SET', KEYS[1], '${COMPLETED}', 'PX', ARGV[2])
+local ttl = tonumber(ARGV[4])
+local left = redis.call('PTTL', KEYS[3])
+if left > ttl then ttl = left end
+local old = redis.call('GET', KEYS[3])
+if old == false or tonumber(old) < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ttl)
+else
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1`;
+
+/**
  * Names of the commands defined on the client. Namespaced, because `defineCommand` adds methods to a
  * client the application owns; defining them again (a second store on one client) is harmless.
  */
@@ -140,9 +191,29 @@ const CLAIM = 'serviceWebhooksClaim';
 const COMPLETE = 'serviceWebhooksComplete';
 const RELEASE = 'serviceWebhooksRelease';
 const RENEW = 'serviceWebhooksRenew';
+const CLAIM_RESOURCE = 'serviceWebhooksClaimResource';
+const RENEW_RESOURCE = 'serviceWebhooksRenewResource';
+const RELEASE_RESOURCE = 'serviceWebhooksReleaseResource';
+const COMPLETE_ORDERED = 'serviceWebhooksCompleteOrdered';
 
-type ScriptCall = (key: string, ...args: string[]) => Promise<unknown>;
-type ScriptedClient = Record<typeof CLAIM | typeof COMPLETE | typeof RELEASE | typeof RENEW, ScriptCall>;
+type ScriptCall = (...keysThenArgs: string[]) => Promise<unknown>;
+type ScriptedClient = Record<
+  | typeof CLAIM
+  | typeof COMPLETE
+  | typeof RELEASE
+  | typeof RENEW
+  | typeof CLAIM_RESOURCE
+  | typeof RENEW_RESOURCE
+  | typeof RELEASE_RESOURCE
+  | typeof COMPLETE_ORDERED,
+  ScriptCall
+>;
+
+/** Between a guarded event's resource and the rest of its store key (the core's `RESOURCE_SEPARATOR`). */
+const RESOURCE_SEPARATOR = '\u001f';
+/** What follows a resource's hash tag in its two keys; no event's Redis key has either there. */
+const LEASE_SUFFIX = ':lease';
+const WATERMARK_SUFFIX = ':watermark';
 
 /**
  * The idempotency store for several processes or machines: claims, completions, renewals and releases
@@ -219,6 +290,10 @@ export class RedisStore implements IdempotencyStore {
     redis.defineCommand(COMPLETE, { numberOfKeys: 1, lua: COMPLETE_LUA });
     redis.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA });
     redis.defineCommand(RENEW, { numberOfKeys: 1, lua: RENEW_LUA });
+    redis.defineCommand(CLAIM_RESOURCE, { numberOfKeys: 2, lua: CLAIM_RESOURCE_LUA });
+    redis.defineCommand(RENEW_RESOURCE, { numberOfKeys: 1, lua: RENEW_RESOURCE_LUA });
+    redis.defineCommand(RELEASE_RESOURCE, { numberOfKeys: 1, lua: RELEASE_LUA });
+    redis.defineCommand(COMPLETE_ORDERED, { numberOfKeys: 3, lua: COMPLETE_ORDERED_LUA });
     this.#client = redis as unknown as ScriptedClient;
     this.#redis = redis;
     this.#prefix = prefix;
@@ -273,8 +348,81 @@ export class RedisStore implements IdempotencyStore {
     return answer === 1 ? 'renewed' : 'lost';
   }
 
+  // The `ordering` option's operations: one script, so one round trip, each.
+
+  async claimResource(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult> {
+    const [lease, watermark] = this.resourceKeysFor(resource);
+    const answer = await this.#callKeys(
+      'claim the resource of',
+      CLAIM_RESOURCE,
+      [lease, watermark],
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(leaseMs)),
+    );
+    if (Array.isArray(answer) && answer[0] === 0 && typeof answer[1] === 'number') {
+      return { outcome: 'busy', retryAfterMs: answer[1] };
+    }
+    if (Array.isArray(answer) && answer[0] === 1) {
+      if (answer.length === 1) return { outcome: 'claimed', watermark: undefined };
+      const position = Number(answer[1]);
+      if (Number.isSafeInteger(position)) return { outcome: 'claimed', watermark: position };
+    }
+    throw unexpected('claimResource', answer);
+  }
+
+  async renewResource(resource: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const answer = await this.#callKeys(
+      'renew the resource of',
+      RENEW_RESOURCE,
+      [this.resourceKeysFor(resource)[0]],
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(leaseMs)),
+    );
+    if (answer !== 0 && answer !== 1) throw unexpected('renewResource', answer);
+    return answer === 1 ? 'renewed' : 'lost';
+  }
+
+  async releaseResource(resource: string, token: string): Promise<void> {
+    await this.#callKeys(
+      'release the resource of',
+      RELEASE_RESOURCE,
+      [this.resourceKeysFor(resource)[0]],
+      TOKEN_PREFIX + token,
+    );
+  }
+
+  async completeOrdered(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ): Promise<CompleteResult> {
+    if (!Number.isSafeInteger(position) || position < 0) {
+      throw new RangeError(
+        `completeOrdered needs a position that is a non-negative safe integer; got ${position}.`,
+      );
+    }
+    const [lease, watermark] = this.resourceKeysFor(resource);
+    const answer = await this.#callKeys(
+      'complete',
+      COMPLETE_ORDERED,
+      [this.keyFor(key), lease, watermark],
+      TOKEN_PREFIX + token,
+      String(wholeMilliseconds(ttlMs)),
+      String(position),
+      String(wholeMilliseconds(watermarkTtlMs)),
+    );
+    if (answer !== 0 && answer !== 1) throw unexpected('completeOrdered', answer);
+    return answer === 1 ? 'completed' : 'lost';
+  }
+
   /**
    * The Redis key that holds the store key `key`, as the store writes it (for inspection and tests).
+   * The hash tag is the whole key, or for an event guarded by the `ordering` option (a key holding
+   * U+001F) its resource, the part before that character, so that the event and its resource share a
+   * Cluster slot: `prefix{resource}` U+001F `rest`.
    *
    * @example
    * ```ts
@@ -282,15 +430,41 @@ export class RedisStore implements IdempotencyStore {
    * ```
    */
   keyFor(key: string): string {
-    return `${this.#prefix}{${encodeKey(key)}}`;
+    const split = key.indexOf(RESOURCE_SEPARATOR);
+    if (split === -1) return `${this.#prefix}{${encodeKey(key)}}`;
+    return `${this.#prefix}{${encodeKey(key.slice(0, split))}}${RESOURCE_SEPARATOR}${encodeKey(key.slice(split + 1))}`;
   }
 
-  async #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
+  /**
+   * The two Redis keys of a resource: its lease and its watermark, `prefix{resource}:lease` and
+   * `prefix{resource}:watermark`, in the slot of its guarded events' keys.
+   *
+   * @example
+   * ```ts
+   * const [, watermark] = store.resourceKeysFor(resource);
+   * await redis.get(watermark); // the highest position completed
+   * ```
+   */
+  resourceKeysFor(resource: string): readonly [lease: string, watermark: string] {
+    const tagged = `${this.#prefix}{${encodeKey(resource)}}`;
+    return [tagged + LEASE_SUFFIX, tagged + WATERMARK_SUFFIX];
+  }
+
+  #call(operation: string, command: keyof ScriptedClient, key: string, ...args: string[]) {
+    return this.#callKeys(operation, command, [this.keyFor(key)], ...args);
+  }
+
+  async #callKeys(
+    operation: string,
+    command: keyof ScriptedClient,
+    keys: readonly string[],
+    ...args: string[]
+  ) {
     try {
       if (!this.#pastFirstConnection) await this.#untilFirstConnection();
       const evictionChecked = this.#eviction.check();
       if (evictionChecked) await evictionChecked;
-      return await this.#client[command](this.keyFor(key), ...args);
+      return await this.#client[command](...keys, ...args);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
       throw new StoreUnavailableError(`RedisStore could not ${operation} the event: ${reason}`, { cause });

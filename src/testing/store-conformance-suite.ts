@@ -1,4 +1,5 @@
 import type { ClaimResult, CompleteResult, IdempotencyStore, RenewResult } from 'service-webhooks/core';
+import { orderingConformance, orderingOperationsOf } from './ordering-conformance.js';
 
 /**
  * How {@link storeConformanceSuite} runs: the store under test and the test runner's functions.
@@ -37,6 +38,13 @@ export interface StoreConformanceOptions {
    * @default true
    */
   renews?: boolean;
+  /**
+   * Whether the store implements the optional ordering operations (`claimResource`, `renewResource`,
+   * `releaseResource`, `completeOrdered`), which the receiver's `ordering` option needs: `true` runs
+   * their tests. Left out, the suite only checks that the store has all four or none.
+   * @default false
+   */
+  ordering?: boolean;
 }
 
 /** A store call that broke a rule of the contract. */
@@ -77,6 +85,19 @@ function timed(store: IdempotencyStore, deadlineMs: number): IdempotencyStore {
   if (typeof renew === 'function') {
     wrapped.renew = (key, token, leaseMs) => within('renew', () => renew.call(store, key, token, leaseMs));
   }
+  const { claimResource, renewResource, releaseResource, completeOrdered } = store;
+  if (typeof claimResource === 'function')
+    wrapped.claimResource = (resource, token, leaseMs) =>
+      within('claimResource', () => claimResource.call(store, resource, token, leaseMs));
+  if (typeof renewResource === 'function')
+    wrapped.renewResource = (resource, token, leaseMs) =>
+      within('renewResource', () => renewResource.call(store, resource, token, leaseMs));
+  if (typeof releaseResource === 'function')
+    wrapped.releaseResource = (resource, token) =>
+      within('releaseResource', () => releaseResource.call(store, resource, token));
+  if (typeof completeOrdered === 'function')
+    wrapped.completeOrdered = (...args) =>
+      within('completeOrdered', () => completeOrdered.apply(store, args));
   return wrapped;
 }
 
@@ -390,6 +411,27 @@ export function storeConformanceSuite(options: StoreConformanceOptions): void {
       );
       expectEqual(await store.claim(first, token(), LONG), 'completed', 'claim of the first long key');
     });
+
+    const fail = (message: string): never => {
+      throw new StoreConformanceError(message);
+    };
+    if (options.ordering === true) {
+      orderingConformance({
+        it,
+        freshId,
+        token,
+        lease,
+        pastLease,
+        long: LONG,
+        sleep,
+        expectEqual,
+        fail,
+      });
+    } else {
+      it('has the ordering operations all four or none (pass ordering: true to test them)', async (_store, created) => {
+        orderingOperationsOf(created, fail);
+      });
+    }
 
     if (!renews) {
       it('has no renew method, as renews: false declares', async (_store, created) => {

@@ -44,3 +44,35 @@ export class FaultyStore extends SpyStore {
     return this.#fault('release', () => super.release(eventId, token));
   }
 }
+
+/** A SpyStore with the `ordering` option's operations, on a real MemoryStore, each call recorded. */
+export class OrderedSpyStore extends SpyStore {
+  readonly memory: MemoryStore;
+  constructor(memory = new MemoryStore()) {
+    super(memory);
+    this.memory = memory;
+  }
+  claimResource(resource: string, token: string, leaseMs: number) {
+    this.calls.push(`claimResource ${resource}`);
+    return this.memory.claimResource(resource, token, leaseMs);
+  }
+  renewResource(resource: string, token: string, leaseMs: number) {
+    this.calls.push(`renewResource ${resource}`);
+    return this.memory.renewResource(resource, token, leaseMs);
+  }
+  releaseResource(resource: string, token: string) {
+    this.calls.push(`releaseResource ${resource}`);
+    return this.memory.releaseResource(resource, token);
+  }
+  completeOrdered(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ) {
+    this.calls.push(`completeOrdered ${key} ${resource} ${position}`);
+    return this.memory.completeOrdered(key, token, ttlMs, resource, position, watermarkTtlMs);
+  }
+}

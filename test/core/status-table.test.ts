@@ -14,7 +14,7 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver, signPayload } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
-import { FaultyStore, SpyStore } from './spy-store.js';
+import { FaultyStore, OrderedSpyStore, SpyStore } from './spy-store.js';
 
 const secret = 'whsec_status_table';
 /** A named dedup scope, so the store keys these tests expect are plain to read. */
@@ -235,6 +235,70 @@ describe('status table', () => {
     release();
     expect((await first).status).toBe(200);
     expect(calls).toBe(1);
+  });
+
+  test('409 resource_busy with Retry-After (the lease left) while another event of the resource is handled (ordering)', async () => {
+    const store = new OrderedSpyStore();
+    const { webhooks } = setup({ store, ordering: { 'user.*': 'serialize' } });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let calls = 0;
+    webhooks.on('user.updated', async () => {
+      calls++;
+      await gate;
+    });
+    const data = { object: 'user', id: 'usr_busy' } as never;
+    const first = deliver(webhooks, createTestEvent('user.updated', { data }), { secret });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const other = createTestEvent('user.updated', { data });
+    const busy = await deliver(webhooks, other, { secret });
+    expect(busy.status).toBe(409);
+    expect(errorOf(busy).code).toBe('resource_busy');
+    expect(Number(busy.headers['retry-after'])).toBeGreaterThan(40);
+    expect(Number(busy.headers['retry-after'])).toBeLessThanOrEqual(45);
+    // The event itself was given back with the resource's answer: its retry runs it.
+    const resource = `${namespace}:user:usr_busy`;
+    const otherKey = `${resource}\u001f${other.id}`;
+    expect(store.calls.slice(-3)).toEqual([
+      `claim ${otherKey}`,
+      `claimResource ${resource}`,
+      `release ${otherKey}`,
+    ]);
+    release();
+    expect((await first).status).toBe(200);
+    expect(calls).toBe(1);
+  });
+
+  test("200 stale with x-webhook-stale: an event older than its resource's newest handled is recorded, never run (ordering latest); three store calls", async () => {
+    const store = new OrderedSpyStore();
+    const { webhooks } = setup({ store, ordering: { 'user.*': 'latest' } });
+    let calls = 0;
+    webhooks.on('user.updated', () => {
+      calls++;
+    });
+    const data = { object: 'user', id: 'usr_stale' } as never;
+    const created = Math.floor(Date.now() / 1000);
+    const newer = createTestEvent('user.updated', { data, created });
+    expect((await deliver(webhooks, newer, { secret })).status).toBe(200);
+    const older = createTestEvent('user.updated', { data, created: created - 5 });
+    const stale = await deliver(webhooks, older, { secret });
+    expect(stale.status).toBe(200);
+    expect(stale.headers['x-webhook-stale']).toBe('true');
+    expect(JSON.parse(stale.body)).toEqual({ received: true, stale: true });
+    expect(calls).toBe(1);
+    const resource = `${namespace}:user:usr_stale`;
+    const key = (event: { id: string }) => `${resource}\u001f${event.id}`;
+    // A guarded delivery is three round trips whether it runs or is stale.
+    expect(store.calls).toEqual([
+      `claim ${key(newer)}`,
+      `claimResource ${resource}`,
+      `completeOrdered ${key(newer)} ${resource} ${created * 2 + 1}`,
+      `claim ${key(older)}`,
+      `claimResource ${resource}`,
+      `completeOrdered ${key(older)} ${resource} ${(created - 5) * 2 + 1}`,
+    ]);
   });
 
   test('500 handler_failed, nothing of the error leaked; the retry is processed and completes', async () => {

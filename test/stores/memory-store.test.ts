@@ -6,7 +6,13 @@ import { storeConformanceSuite } from 'service-webhooks/testing';
 import { describe, expect, test } from 'vitest';
 import { SYNCHRONOUS_CALLS, synchronousCallsOf } from '../../src/synchronous-store.js';
 
-storeConformanceSuite({ name: 'MemoryStore', createStore: () => new MemoryStore(), describe, test });
+storeConformanceSuite({
+  name: 'MemoryStore',
+  createStore: () => new MemoryStore(),
+  describe,
+  test,
+  ordering: true,
+});
 
 /**
  * A full garbage collection, made available at run time (the test runner starts Node without

@@ -1,7 +1,7 @@
 import { type Cluster, Redis } from 'ioredis';
-import { ConfigurationError, StoreUnavailableError } from 'service-webhooks';
+import { ConfigurationError, createWebhooks, StoreUnavailableError } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
-import { storeConformanceSuite } from 'service-webhooks/testing';
+import { createTestEvent, deliver, storeConformanceSuite } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoPath } from '../../support/paths.js';
 import { type RedisTopologies, startRedisTopologies } from './support.js';
@@ -31,6 +31,7 @@ storeConformanceSuite({
   createStore: () => new RedisStore({ client: redis }),
   describe,
   test,
+  ordering: true,
 });
 
 storeConformanceSuite({
@@ -38,6 +39,7 @@ storeConformanceSuite({
   createStore: () => new RedisStore({ client: clusterClient, prefix: 'conformance:' }),
   describe,
   test,
+  ordering: true,
 });
 
 storeConformanceSuite({
@@ -45,6 +47,7 @@ storeConformanceSuite({
   createStore: () => new RedisStore({ client: pipelined, prefix: 'pipelined:' }),
   describe,
   test,
+  ordering: true,
 });
 
 storeConformanceSuite({
@@ -52,6 +55,7 @@ storeConformanceSuite({
   createStore: () => new RedisStore({ client: pipelinedCluster, prefix: 'pipelined:' }),
   describe,
   test,
+  ordering: true,
 });
 
 describe('RedisStore keys', () => {
@@ -78,6 +82,45 @@ describe('RedisStore keys', () => {
       ['a%7D1', 'a%7D2'].map((tag) => clusterClient.cluster('KEYSLOT', tag)),
     );
     expect([one, two]).toEqual([tagOne, tagTwo]);
+  });
+
+  test('a guarded event (ordering) keys on its resource: the event, its lease and its watermark share one Cluster slot', async () => {
+    const store = new RedisStore({ client: redis, prefix: 'p:' });
+    const resource = 'orders:user:usr_{1}';
+    const key = `${resource}\u001f!evt_1`;
+    expect(store.keyFor(key)).toBe('p:{orders:user:usr_%7B1%7D}\u001f!evt_1');
+    expect(store.resourceKeysFor(resource)).toEqual([
+      'p:{orders:user:usr_%7B1%7D}:lease',
+      'p:{orders:user:usr_%7B1%7D}:watermark',
+    ]);
+    const slots = await Promise.all(
+      [store.keyFor(key), ...store.resourceKeysFor(resource)].map((one) =>
+        clusterClient.cluster('KEYSLOT', one),
+      ),
+    );
+    expect(new Set(slots).size).toBe(1);
+    // An unguarded key is unchanged, and never equals a guarded one.
+    expect(store.keyFor(resource)).toBe('p:{orders:user:usr_%7B1%7D}');
+  });
+
+  test('a guarded delivery on a Cluster: latest runs the newer event, answers the older one stale, in three scripts each', async () => {
+    const store = new RedisStore({ client: clusterClient, prefix: `ordering-${crypto.randomUUID()}:` });
+    const secret = 'whsec_redis_ordering';
+    const ran: string[] = [];
+    const webhooks = createWebhooks({ secret, store, ordering: { 'user.*': 'latest' } }).on(
+      'user.updated',
+      (event) => {
+        ran.push(event.id);
+      },
+    );
+    const created = Math.floor(Date.now() / 1000);
+    const data = { object: 'user', id: `usr_${crypto.randomUUID()}` } as never;
+    const newer = createTestEvent('user.updated', { created, data });
+    const older = createTestEvent('user.updated', { created: created - 30, data });
+    expect((await deliver(webhooks, newer, { secret })).status).toBe(200);
+    const stale = await deliver(webhooks, older, { secret });
+    expect(stale.headers['x-webhook-stale']).toBe('true');
+    expect(ran).toEqual([newer.id]);
   });
 
   test('a claim leaves a key with the lease as its TTL; a completion keeps the TTL given', async () => {
