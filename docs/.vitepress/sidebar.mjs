@@ -13,6 +13,7 @@ export const guide = [
       { text: 'Handlers and types', link: '/guide/handlers-and-types' },
       { text: 'Validation with schemas', link: '/guide/validation' },
       { text: 'Options', link: '/guide/options' },
+      { text: 'Ordering', link: '/guide/ordering' },
       { text: 'Status codes', link: '/guide/status-codes' },
       { text: 'Security', link: '/guide/security' },
       { text: 'Performance', link: '/guide/performance' },

@@ -45,6 +45,8 @@ export interface DevAttempt {
   readonly code: string | null;
   /** The answer carried `x-webhook-duplicate: true`. */
   readonly duplicate: boolean;
+  /** The answer carried `x-webhook-stale: true`: the receiver's `ordering` had handled a newer event of the resource. */
+  readonly stale: boolean;
   /** The answer's `Retry-After`, when it had one. */
   readonly retry_after: string | null;
   /** What the receiver's `devReporter` said of this attempt, joined by event id and time. */

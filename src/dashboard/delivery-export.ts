@@ -19,6 +19,7 @@ function answerOf(attempt: DevDelivery['attempts'][number]): string {
   const parts = [String(attempt.status)];
   if (attempt.code !== null) parts.push(attempt.code);
   if (attempt.duplicate) parts.push('duplicate');
+  if (attempt.stale) parts.push('stale');
   const failure = attempt.receiver?.error?.cause ?? attempt.receiver?.error;
   if (failure !== undefined) parts.push(`(${failure.name}: ${failure.message})`);
   return parts.join(' ');

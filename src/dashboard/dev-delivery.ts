@@ -36,6 +36,7 @@ export function toDevDelivery(
       response_body: attempt.response_body,
       code: attempt.code ?? null,
       duplicate: attempt.duplicate ?? false,
+      stale: attempt.stale ?? false,
       retry_after: attempt.retry_after ?? null,
       receiver: attempt.receiver ?? null,
     })),

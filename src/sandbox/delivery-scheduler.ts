@@ -168,6 +168,7 @@ export class DeliveryScheduler {
       error: result.error,
       response_body: result.body,
       duplicate: result.duplicate,
+      stale: result.stale,
       code: result.code,
       retry_after: result.retryAfter,
     });

@@ -58,6 +58,8 @@ export interface DeliveryAttempt {
   response_body: string;
   /** The answer carried `x-webhook-duplicate: true`. */
   duplicate?: boolean;
+  /** The answer carried `x-webhook-stale: true` (the receiver's `ordering` found a newer event handled). */
+  stale?: boolean;
   /** The status table's code of an error answer, when it has one. */
   code?: string | null;
   /** The answer's `Retry-After`, when it had one. */

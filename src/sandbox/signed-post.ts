@@ -4,7 +4,13 @@
  *
  * @packageDocumentation
  */
-import { DUPLICATE_HEADER, SENDER_SCHEDULE, SIGNATURE_HEADER, signPayload } from 'service-webhooks/core';
+import {
+  DUPLICATE_HEADER,
+  SENDER_SCHEDULE,
+  SIGNATURE_HEADER,
+  STALE_HEADER,
+  signPayload,
+} from 'service-webhooks/core';
 
 /** How much of a receiver's answer is kept for printing and for the deliveries listing. */
 const BODY_EXCERPT_CHARS = 500;
@@ -17,6 +23,8 @@ export interface PostResult {
   ok: boolean;
   /** The receiver marked the answer as a duplicate (`x-webhook-duplicate: true`). */
   duplicate: boolean;
+  /** The receiver marked the event as stale (`x-webhook-stale: true`, its `ordering` option). */
+  stale: boolean;
   durationMs: number;
   /** The start of the answer's body. */
   body: string;
@@ -34,6 +42,7 @@ export function unanswered(error: string, durationMs = 0): PostResult {
     status: null,
     ok: false,
     duplicate: false,
+    stale: false,
     durationMs,
     body: '',
     error,
@@ -91,6 +100,7 @@ export async function postSigned(
       status: response.status,
       ok: response.status >= 200 && response.status < 300,
       duplicate: response.headers.get(DUPLICATE_HEADER) === 'true',
+      stale: response.headers.get(STALE_HEADER) === 'true',
       durationMs: elapsed(),
       body: text.length > BODY_EXCERPT_CHARS ? `${text.slice(0, BODY_EXCERPT_CHARS)}…` : text,
       error: null,

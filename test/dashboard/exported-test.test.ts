@@ -149,6 +149,7 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
         response_body: '',
         code: receiverMessage,
         duplicate: false,
+        stale: false,
         retry_after: null,
         receiver: {
           eventId,
@@ -175,6 +176,7 @@ function hostileDelivery(eventId: string, eventType: string, receiverMessage: st
         response_body: '',
         code: null,
         duplicate: false,
+        stale: false,
         retry_after: null,
         receiver: null,
       },

@@ -93,6 +93,8 @@ function Attempt({ attempt }: { attempt: DevAttempt }) {
             <dd>{attempt.code ?? '—'}</dd>
             <dt>Duplicate</dt>
             <dd>{attempt.duplicate ? 'yes' : 'no'}</dd>
+            <dt>Stale</dt>
+            <dd>{attempt.stale ? 'yes' : 'no'}</dd>
             <dt>Retry-After</dt>
             <dd>{attempt.retry_after ?? '—'}</dd>
             {attempt.error && (

@@ -71,9 +71,15 @@ export function shortId(id: string): string {
   return id.length > 14 ? `…${id.slice(-10)}` : id;
 }
 
-/** What an attempt's chip says: the status, `dup` when the receiver had seen the event, or why none came. */
+/**
+ * What an attempt's chip says: the status, `dup` when the receiver had seen the event, `stale` when its
+ * `ordering` had handled a newer event of the resource, or why none came.
+ */
 export function attemptText(attempt: DevAttempt): string {
-  if (attempt.status !== null) return attempt.duplicate ? `${attempt.status} dup` : String(attempt.status);
+  if (attempt.status !== null) {
+    if (attempt.duplicate) return `${attempt.status} dup`;
+    return attempt.stale ? `${attempt.status} stale` : String(attempt.status);
+  }
   const error = (attempt.error ?? '').toLowerCase();
   if (error.includes('timeout') || error.includes('timed out')) return 'timeout';
   if (error.includes('refused') || error.includes('econnrefused')) return 'refused';
@@ -84,7 +90,7 @@ export type Tone = 'ok' | 'warn' | 'bad' | 'info';
 
 export function attemptTone(attempt: DevAttempt): Tone {
   if (attempt.status === null) return 'bad';
-  if (attempt.status < 300) return attempt.duplicate ? 'info' : 'ok';
+  if (attempt.status < 300) return attempt.duplicate || attempt.stale ? 'info' : 'ok';
   if (attempt.status < 500) return 'warn';
   return 'bad';
 }
