@@ -215,7 +215,10 @@ interface ResourceShape {
   raisesTtl: boolean;
 }
 
-/** What a completion by the lease's holder of a newer event finds: the first version tried. */
+/** How many claimed resource items a store remembers as hints for completeOrdered. */
+const MAX_CLAIMED_ITEMS = 10_000;
+
+/** What a completion by the lease's holder of a newer event finds: the version tried without a hint. */
 const LIKELY_SHAPE: ResourceShape = { holds: true, advances: true, extends: true, raisesTtl: true };
 
 function resourceShapeOf(item: Item | undefined, token: string, now: number, position: number, ends: number) {
@@ -321,6 +324,14 @@ export class DynamoDBStore implements IdempotencyStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #prefix: string;
+  /**
+   * The resource items as this store's claimResource left them, by token and resource, until the
+   * holder's completeOrdered or releaseResource: the item says which version of completeOrdered's
+   * update fits (a stale event's completion keeps the watermark; a watermark about to be forgotten
+   * needs its TTL raised), so that the first transaction sent is the right one. Only a hint: the
+   * transaction's conditions still decide. Bounded: the oldest go first.
+   */
+  readonly #claimedItems = new Map<string, Item>();
 
   constructor(options: DynamoDBStoreOptions) {
     const client: unknown = options?.client;
@@ -436,7 +447,10 @@ export class DynamoDBStore implements IdempotencyStore {
         raisesTtl,
         true,
       );
-      if (answer.passed) return { outcome: 'claimed', watermark: watermarkOf(answer.item, now) };
+      if (answer.passed) {
+        this.#remember(`${token}\u0000${resource}`, answer.item);
+        return { outcome: 'claimed', watermark: watermarkOf(answer.item, now) };
+      }
       const item = answer.item ?? (await this.#readResource('claim', resource));
       const leaseEnds = Number(item?.leaseEndsAtMs?.N ?? Number.NaN);
       if (leaseEnds > now) return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(leaseEnds - now)) };
@@ -489,6 +503,7 @@ export class DynamoDBStore implements IdempotencyStore {
    * ```
    */
   async releaseResource(resource: string, token: string): Promise<void> {
+    this.#claimedItems.delete(`${token}\u0000${resource}`);
     await this.#send('release', (sdk) => {
       return new sdk.UpdateItemCommand({
         TableName: this.#table,
@@ -510,10 +525,12 @@ export class DynamoDBStore implements IdempotencyStore {
    *
    * Update expressions have no `max` nor `if`: the resource's update is written for the state it
    * expects (the holder completing an event newer than the watermark), and its conditions pin that
-   * state. When the transaction is cancelled on the event's condition the answer is 'lost'; when it is
-   * cancelled on the resource's only, the item (returned with the cancellation by DynamoDB, read
-   * consistently otherwise) says which version of the update is right, and that one is sent. So a
-   * guarded completion costs one transaction, two when the event is not newer than the watermark.
+   * state, read from the item this store's claimResource got for `token` (the holder's lease keeps
+   * it as it was, but for completions by tokens that do not hold the lease). When the transaction is
+   * cancelled on the event's condition the answer is 'lost'; when it is cancelled on the resource's
+   * only, the item (returned with the cancellation by DynamoDB, read consistently otherwise) says
+   * which version of the update is right, and that one is sent. So a guarded completion, stale or
+   * not, costs one transaction; another only when the resource changed since the claim.
    *
    * @example
    * ```ts
@@ -530,7 +547,14 @@ export class DynamoDBStore implements IdempotencyStore {
   ): Promise<CompleteResult> {
     const ttl = wholeMilliseconds(ttlMs);
     const memory = wholeMilliseconds(watermarkTtlMs);
-    let shape = LIKELY_SHAPE;
+    const claimed = `${token}\u0000${resource}`;
+    const hint = this.#claimedItems.get(claimed);
+    this.#claimedItems.delete(claimed);
+    const first = Date.now();
+    let shape =
+      hint === undefined
+        ? LIKELY_SHAPE
+        : resourceShapeOf(hint, token, first, position, memoryEnds(first, memory));
     for (let round = 0; round < SHAPE_ROUNDS; round++) {
       const now = Date.now();
       const ends = memoryEnds(now, memory);
@@ -676,6 +700,15 @@ export class DynamoDBStore implements IdempotencyStore {
     };
     if (token !== undefined) item.token = { S: token };
     return item;
+  }
+
+  #remember(claimed: string, item: Item | undefined): void {
+    if (item === undefined) return;
+    if (this.#claimedItems.size >= MAX_CLAIMED_ITEMS) {
+      const oldest = this.#claimedItems.keys().next().value;
+      if (oldest !== undefined) this.#claimedItems.delete(oldest);
+    }
+    this.#claimedItems.set(claimed, item);
   }
 
   /** The partition key of a resource's item (see {@link RESOURCE_MARKER}). */

@@ -199,4 +199,37 @@ describe('DynamoDBStore: the resource item', () => {
       Math.ceil(Number(renewed?.leaseEndsAtMs?.N) / 1000),
     );
   });
+
+  test('a guarded delivery sends three requests, stale or not: claim, claimResource, one transaction', async () => {
+    const sent: string[] = [];
+    const counting = {
+      send: (command: { constructor: { name: string } }) => {
+        sent.push(command.constructor.name);
+        return client.send(command as never);
+      },
+    };
+    const store = new DynamoDBStore({ client: counting as never, tableName });
+    const resource = `user:trips_${crypto.randomUUID()}`;
+    const deliver = async (event: string, position: number) => {
+      sent.length = 0;
+      const token = crypto.randomUUID();
+      const key = `${resource}\u001f${event}`;
+      expect(await store.claim(key, token, 60_000)).toBe('claimed');
+      expect((await store.claimResource(resource, token, 60_000)).outcome).toBe('claimed');
+      expect(await store.completeOrdered(key, token, 60_000, resource, position, 3_600_000)).toBe(
+        'completed',
+      );
+      return [...sent];
+    };
+    const requests = ['PutItemCommand', 'UpdateItemCommand', 'TransactWriteItemsCommand'];
+    expect(await deliver('evt_new', 20)).toEqual(requests);
+    // Older than the watermark (a stale event recorded as done): the hint from the claim picks the
+    // version of the update that keeps the watermark, so it is still one transaction.
+    expect(await deliver('evt_old', 10)).toEqual(requests);
+    expect(await deliver('evt_newer', 30)).toEqual(requests);
+    expect(await store.claimResource(resource, 'reader', 60_000)).toEqual({
+      outcome: 'claimed',
+      watermark: 30,
+    });
+  });
 });
