@@ -31,6 +31,9 @@ export type AttemptOutcome =
 /** A held event is looked at again after the holder's lease, give or take a fifth (so the waiters spread). */
 const HELD_FALLBACK_SECONDS = 5;
 
+/** A busy resource (the `ordering` option) is looked at again after at most this long. */
+const BUSY_RESOURCE_RECHECK_SECONDS = 1;
+
 /**
  * Judge a failed run. `attempt` counts from 1 and excludes deferrals; `retries` is the worker's
  * schedule (`delayMs(n)` after the n-th failure).
@@ -43,7 +46,13 @@ export function judgeFailure(
   random: () => number = Math.random,
 ): Exclude<AttemptOutcome, { kind: 'done' }> {
   if (isPoison(error)) return { kind: 'dead-letter', reason: 'poison', error };
-  if (error instanceof EventInProgressError || error instanceof ResourceBusyError) {
+  if (error instanceof ResourceBusyError) {
+    // Another event of the resource holds it for as long as its handlers run, which is mostly far
+    // less than the lease left: look again soon, not after the whole lease.
+    const seconds = Math.min(error.retryAfterSeconds, BUSY_RESOURCE_RECHECK_SECONDS);
+    return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())) };
+  }
+  if (error instanceof EventInProgressError) {
     const seconds = error.retryAfterSeconds ?? HELD_FALLBACK_SECONDS;
     return { kind: 'defer', delayMs: Math.round(seconds * 1000 * (1 + 0.2 * random())) };
   }

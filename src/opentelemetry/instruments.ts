@@ -42,7 +42,7 @@ export function createInstruments(meter: Meter): Instruments {
     }),
     inboxRuns: meter.createCounter('webhook.inbox.runs', {
       description:
-        "An inbox worker's runs, by outcome (handled, duplicate, failed; rejected with error.type event_in_progress when another worker holds the event), and the entries dead-lettered.",
+        "An inbox worker's runs, by outcome (handled, duplicate, stale, failed; rejected with error.type event_in_progress when another worker holds the event, or resource_busy when another event of its resource is being handled), and the entries dead-lettered.",
       unit: '{run}',
     }),
   };

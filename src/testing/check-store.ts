@@ -4,6 +4,7 @@ import { checkHistory, type HistoryViolation } from './history-check.js';
 import { RealClock, VirtualClock } from './history-clock.js';
 import { formatHistory } from './history-format.js';
 import { type RecordedHistory, runHistory } from './history-runner.js';
+import { checkOrdering } from './ordering-check.js';
 import type { StoreCheckContext } from './store-check-context.js';
 import { type FastCheck, type HistoryPlan, historyPlans } from './store-histories.js';
 
@@ -51,6 +52,13 @@ export interface CheckStoreOptions {
    * @default true
    */
   renews?: boolean | undefined;
+  /**
+   * Whether the store implements the optional ordering operations (`claimResource`, `renewResource`,
+   * `releaseResource`, `completeOrdered`): `true` checks them too, first, with histories of their own
+   * (rule 9: linearizable against their model, a watermark that lives its own TTL).
+   * @default false
+   */
+  ordering?: boolean | undefined;
   /** Stop after this long (ms) and report the histories checked so far; shrinking a failure counts. */
   timeLimitMs?: number | undefined;
   /**
@@ -267,6 +275,34 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
     await tearDown();
     return history;
   };
+
+  if (options.ordering === true) {
+    const ordering = await checkOrdering({
+      createStore: options.createStore,
+      teardown: options.teardown,
+      histories: Math.max(1, Math.ceil(histories / 4)),
+      seed,
+      run,
+      virtual,
+      unitMs,
+    });
+    if (!ordering.ok) {
+      const durationMs = performance.now() - started;
+      return {
+        ok: false,
+        histories: ordering.histories,
+        calls: ordering.calls,
+        seed,
+        path: '',
+        durationMs,
+        foundAfterMs: durationMs,
+        violation: ordering.violation,
+        rule: 9,
+        history: ordering.history,
+        shrinks: 0,
+      };
+    }
+  }
 
   const property = fc.asyncProperty(
     historyPlans(fc, { concurrency, unitMs, renews, faults: options.faults ?? true }),

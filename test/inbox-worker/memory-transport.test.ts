@@ -11,6 +11,7 @@ import {
   type InboxStats,
   MemoryStore,
   type WebhookError,
+  type WebhooksOptions,
 } from 'service-webhooks';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterEach, expect, test } from 'vitest';
@@ -117,7 +118,14 @@ afterEach(async () => {
   for (const close of closing.splice(0)) await close();
 });
 
-function setup(options: { attempts?: number; maxCrashes?: number; concurrency?: number } = {}) {
+function setup(
+  options: {
+    attempts?: number;
+    maxCrashes?: number;
+    concurrency?: number;
+    ordering?: WebhooksOptions['ordering'];
+  } = {},
+) {
   const transport = new MemoryTransport();
   const logged: Logged[] = [];
   const capture = (level: string) => (record: object, message?: string) => {
@@ -129,6 +137,7 @@ function setup(options: { attempts?: number; maxCrashes?: number; concurrency?: 
     secret: SECRET,
     store: new MemoryStore(),
     logger: { info() {}, warn() {}, error() {} },
+    ...(options.ordering === undefined ? {} : { ordering: options.ordering }),
   });
   webhooks.onError((error) => {
     errors.push(error);
@@ -276,4 +285,54 @@ test('a graceful close waits for the running handler and records its outcome; a 
   // Left as it was taken: it comes back by the engine's lease, as after a crash.
   expect(transport.acknowledged).toEqual([1]);
   expect(transport.taken.has(2)).toBe(true);
+});
+
+test('ordering: an event of a busy resource is deferred without spending an attempt, and the two never overlap', async () => {
+  // One attempt each: a deferral that spent one would dead-letter the second event.
+  const { transport, logged, webhooks, start } = setup({ attempts: 1, ordering: { 'user.*': 'serialize' } });
+  let running = 0;
+  let overlaps = 0;
+  const ran: string[] = [];
+  webhooks.on('user.updated', async (event) => {
+    running++;
+    if (running > 1) overlaps++;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ran.push(event.id);
+    running--;
+  });
+  const data = { object: 'user', id: 'usr_serial' } as never;
+  const events = [createTestEvent('user.updated', { data }), createTestEvent('user.updated', { data })];
+  for (const event of events)
+    transport.add(await sealed({ event, receivedAt: Date.now(), secretIndex: 0 }, SECRET));
+  start();
+  await waitUntil('both events to be acknowledged', () => transport.acknowledged.length === 2, 10_000);
+  expect(overlaps).toBe(0);
+  expect(ran.sort()).toEqual(events.map((event) => event.id).sort());
+  expect(transport.deadLetters).toHaveLength(0);
+  expect(
+    logged.some(
+      ({ message }) => message === 'webhook inbox: another event of the resource is being handled; deferred',
+    ),
+  ).toBe(true);
+});
+
+test('ordering latest: a stale entry is acknowledged as done without running', async () => {
+  const { transport, webhooks, start } = setup({ ordering: { 'user.*': 'latest' } });
+  const ran: string[] = [];
+  webhooks.on('user.updated', (event) => {
+    ran.push(event.id);
+  });
+  const data = { object: 'user', id: 'usr_latest' } as never;
+  const created = Math.floor(Date.now() / 1000);
+  const newer = createTestEvent('user.updated', { data, created });
+  const older = createTestEvent('user.updated', { data, created: created - 60 });
+  transport.add(await sealed({ event: newer, receivedAt: Date.now(), secretIndex: 0 }, SECRET));
+  start();
+  await waitUntil('the newer event to be acknowledged', () => transport.acknowledged.length === 1);
+  transport.add(await sealed({ event: older, receivedAt: Date.now(), secretIndex: 0 }, SECRET));
+  await waitUntil('the older event to be acknowledged', () => transport.acknowledged.length === 2);
+  expect(ran).toEqual([newer.id]);
+  expect(
+    await webhooks.process(await sealed({ event: older, receivedAt: Date.now(), secretIndex: 0 }, SECRET)),
+  ).toBe('duplicate');
 });

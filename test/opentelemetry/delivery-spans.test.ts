@@ -12,6 +12,7 @@ import {
   type IdempotencyStore,
   MemoryStore,
   PayloadTooLargeError,
+  type WebhooksOptions,
 } from 'service-webhooks';
 import { openTelemetry } from 'service-webhooks/opentelemetry';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
@@ -29,7 +30,7 @@ afterEach(async () => {
   await otel.shutdown();
 });
 
-function receiver(options: { handlerTimeoutMs?: number } = {}) {
+function receiver(options: { handlerTimeoutMs?: number; ordering?: WebhooksOptions['ordering'] } = {}) {
   const { tracerProvider, meterProvider } = otel;
   return createWebhooks({
     secret,
@@ -115,6 +116,21 @@ describe('a delivery is one span', () => {
     expect(again.status).toBe(200);
     expect(otel.span('webhook.delivery').attributes['webhook.outcome']).toBe('duplicate');
     expect(otel.spans().map((span) => span.name)).not.toContain('webhook.store.complete');
+  });
+
+  test('a stale event (ordering latest) is its own outcome on the span and in the deliveries count', async () => {
+    const webhooks = receiver({ ordering: { 'user.*': 'latest' } }).on('user.updated', () => {});
+    const data = { object: 'user', id: 'usr_otel' } as never;
+    const created = Math.floor(Date.now() / 1000);
+    await deliver(webhooks, createTestEvent('user.updated', { data, created }), { secret });
+    otel.exporter.reset();
+    const stale = await deliver(webhooks, createTestEvent('user.updated', { data, created: created - 9 }), {
+      secret,
+    });
+    expect(stale.headers['x-webhook-stale']).toBe('true');
+    expect(otel.span('webhook.delivery').attributes['webhook.outcome']).toBe('stale');
+    await otel.collect();
+    expect(otel.count('webhook.deliveries', { 'webhook.outcome': 'stale' })).toBe(1);
   });
 
   test('a forged delivery is rejected with no event id or type from its unverified body, and no ERROR', async () => {

@@ -26,6 +26,19 @@ describe('checkStore on MemoryStore', () => {
     expect(report.calls).toBeGreaterThan(10_000);
   });
 
+  test('with ordering: true, passes the ordering histories too, on both clocks', async () => {
+    for (const virtual of [true, false]) {
+      const report = await checkStore({
+        createStore: ({ now }) => new MemoryStore(virtual ? { now } : {}),
+        clock: virtual ? 'virtual' : 'real',
+        histories: 40,
+        ordering: true,
+        seed,
+      });
+      expect(report, report.ok ? '' : `${report.violation}\n${report.history}`).toMatchObject({ ok: true });
+    }
+  }, 60_000);
+
   test('passes 100 histories on the real clock', async () => {
     const report = await checkStore({ createStore: () => new MemoryStore(), histories: 100, seed });
     expect(report, report.ok ? '' : `${report.violation}\n${report.history}`).toMatchObject({

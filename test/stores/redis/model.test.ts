@@ -32,6 +32,7 @@ storeModelSuite({
   test,
   histories: 200,
   timeLimitMs: 25_000,
+  ordering: true,
   seed: storeCheckSeed(),
 });
 
@@ -42,5 +43,6 @@ storeModelSuite({
   test,
   histories: 200,
   timeLimitMs: 25_000,
+  ordering: true,
   seed: storeCheckSeed(),
 });
