@@ -28,9 +28,10 @@ import { clientFor, startDynalite, uniqueTableName } from '../stores/dynamodb/dy
 import { ROOT, repoPath } from '../support/paths.js';
 import { type SpawnedProcess, spawnProcess } from '../support/process.js';
 import { type StandaloneRedis, startStandalone } from '../support/redis-servers.js';
+import { WATERMARK_FLAWS, WatermarkZooStore } from '../testing/watermark-zoo.js';
 import { LocalHandlerLog, RedisHandlerLog } from './support/handler-log.js';
 import { deliverQueue, noAnswers, orderedReceiver } from './support/ordered-receiver.js';
-import { type Scenario, scenarios, violations } from './support/ordering-scenario.js';
+import { newestOf, type Scenario, scenarios, violations } from './support/ordering-scenario.js';
 
 /**
  * Scenarios per store: the in-process MemoryStore is cheap; dynalite answers one item's writes one
@@ -46,7 +47,7 @@ const WORKERS_PER_PROCESS = 3;
  * secret: they stand for one registration's processes), and a way to run a scenario through them
  * that answers the violations found. Each scenario's resources are its own, so one log serves all.
  */
-function inProcess(store: IdempotencyStore): (scenario: Scenario) => Promise<string[]> {
+function inProcess(store: IdempotencyStore, late?: ShiftedClock): (scenario: Scenario) => Promise<string[]> {
   const log = new LocalHandlerLog();
   const receivers = [0, 1, 2].map(() => orderedReceiver({ store, log }));
   return async (scenario) => {
@@ -56,9 +57,72 @@ function inProcess(store: IdempotencyStore): (scenario: Scenario) => Promise<str
         deliverQueue(receivers[index % receivers.length]!, queue, answers),
       ),
     );
+    if (late !== undefined) {
+      // Once the ids are forgotten (the store's clock moved past dedupTtlSeconds), every older event
+      // of a `latest` resource comes again, as a late replay does: its resource's watermark, which
+      // outlives the ids by the 300 s a `created` may be ahead, must still make it stale.
+      late.skip(DEDUP_TTL_MS + 1_000);
+      const older = scenario.histories
+        .filter((history) => history.mode === 'latest')
+        .flatMap((history) => history.events.filter((event) => event !== newestOf(history)));
+      await deliverQueue(receivers[0]!, older, answers);
+    }
     return violations(scenario, await log.read(scenario));
   };
 }
+
+/** The receivers' default `dedupTtlSeconds`, in ms. */
+const DEDUP_TTL_MS = 86_400_000;
+
+/**
+ * A store clock that can be moved ahead (the receivers keep the real one, so events stay within
+ * their age): how a test sees what a store remembers a day later without waiting a day.
+ */
+class ShiftedClock {
+  #offset = 0;
+  readonly now = () => performance.now() + this.#offset;
+  skip(ms: number): void {
+    this.#offset += ms;
+  }
+}
+
+describe('the property fails against each broken watermark store of the zoo', () => {
+  // Each flaw shows within a few scenarios; a run stops at its first failure.
+  const ZOO_RUNS = 25;
+  const withLatest = scenarios(6).filter((scenario) => scenario.histories.some((h) => h.mode === 'latest'));
+  for (const flaw of WATERMARK_FLAWS) {
+    test(`fails on a store whose ${flaw}`, async () => {
+      // A watermark that expires too early (with the ids' TTL) shows only once older events come again
+      // after the ids were forgotten.
+      const clock = new ShiftedClock();
+      const late = flaw === 'watermark expires too early' ? clock : undefined;
+      const run = inProcess(new WatermarkZooStore({ flaw, now: clock.now }), late);
+      const result = await fc.check(
+        fc.asyncProperty(withLatest, async (scenario) => {
+          expect(await run(scenario)).toEqual([]);
+        }),
+        { numRuns: ZOO_RUNS, endOnFailure: true },
+      );
+      expect(result.failed).toBe(true);
+    }, 60_000);
+  }
+
+  test('and holds on the zoo store without a flaw, and on MemoryStore, with the late copies too', async () => {
+    for (const make of [
+      (clock: ShiftedClock) => new WatermarkZooStore({ now: clock.now }),
+      (clock: ShiftedClock) => new MemoryStore({ now: clock.now }),
+    ]) {
+      const clock = new ShiftedClock();
+      const run = inProcess(make(clock), clock);
+      await fc.assert(
+        fc.asyncProperty(withLatest, async (scenario) => {
+          expect(await run(scenario)).toEqual([]);
+        }),
+        { numRuns: 10 },
+      );
+    }
+  }, 60_000);
+});
 
 describe('MemoryStore: three receivers in one process', () => {
   test(`${RUNS.memory} random scenarios keep the ordering property`, async () => {

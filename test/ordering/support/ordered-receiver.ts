@@ -30,6 +30,8 @@ export interface OrderedReceiverOptions {
   /** Longest pause inside a handler, in ms. */
   pauseMs?: number;
   storeTimeoutMs?: number;
+  dedupTtlSeconds?: number;
+  maxEventAgeSeconds?: number;
 }
 
 export function orderedReceiver(options: OrderedReceiverOptions): Webhooks {
@@ -38,6 +40,8 @@ export function orderedReceiver(options: OrderedReceiverOptions): Webhooks {
     store: options.store,
     ordering: { 'user.*': 'latest', 'project.*': 'serialize' },
     ...(options.storeTimeoutMs !== undefined && { storeTimeoutMs: options.storeTimeoutMs }),
+    ...(options.dedupTtlSeconds !== undefined && { dedupTtlSeconds: options.dedupTtlSeconds }),
+    ...(options.maxEventAgeSeconds !== undefined && { maxEventAgeSeconds: options.maxEventAgeSeconds }),
   });
   const pauseMs = options.pauseMs ?? 4;
   const handler = async (event: Pick<WebhookEvent, 'id' | 'type' | 'created'> & { data: object }) => {

@@ -127,6 +127,11 @@ export function scenarios(workers: number): fc.Arbitrary<Scenario> {
     });
 }
 
+/** The newest event of a history: the one whose state must be left. */
+export function newestOf(history: ResourceHistory): ScenarioEvent {
+  return history.events.reduce((a, b) => (expectedPosition(b) > expectedPosition(a) ? b : a));
+}
+
 /** One handler run, as the log keeps it. */
 export interface HandlerRun {
   readonly resource: string;
@@ -172,7 +177,7 @@ export function violations(scenario: Scenario, logged: LoggedRuns): string[] {
       }
       if (newest === undefined || run.position >= newest.position) newest = run;
     }
-    const last = events.reduce((a, b) => (expectedPosition(b) > expectedPosition(a) ? b : a));
+    const last = newestOf(history);
     const state = logged.state.get(resource);
     if (state !== last.data.version) {
       found.push(
