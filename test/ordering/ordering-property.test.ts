@@ -9,8 +9,8 @@
  * MemoryStore: three receivers on one store in this process, six workers. Redis, PostgreSQL and
  * DynamoDB (dynalite, on this machine): two worker processes, each with its own client and receiver,
  * three workers each, the handlers logging to a Redis of this test's own. And the property must
- * catch a broken store: the zoo's broken watermark stores (service-webhooks/testing's store zoo) each
- * fail it.
+ * catch a broken store: each of the watermark zoo's broken stores (test/testing/watermark-zoo.ts) fails
+ * it, in this process, while the zoo's store without a flaw and MemoryStore keep it.
  *
  * Scale: RUNS scenarios per store (each one to three resources of two to six events, each sent one
  * to three times: up to 54 deliveries); a broken guard shows within a few (the zoo checks below fail
