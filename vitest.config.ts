@@ -38,12 +38,14 @@ export const INTEGRATION_TESTS = [
   'test/stores/redis/**/*.test.ts',
   'test/stores/postgres/**/*.test.ts',
   // commands.test.ts drives DynamoDBStore with a recording client: unit.
-  'test/stores/dynamodb/{conformance,faults,model,multi-process}.test.ts',
+  'test/stores/dynamodb/{conformance,faults,model,multi-process,ordering}.test.ts',
   'test/inbox/**/*.test.ts',
   'test/sqs/**/*.test.ts',
   'test/pg-boss/**/*.test.ts',
   'test/rabbitmq/**/*.test.ts',
   'test/nats/**/*.test.ts',
+  // The ordering guard's property on every built-in store against its real server.
+  'test/ordering/ordering-property.test.ts',
 ];
 
 /**
@@ -86,6 +88,8 @@ const LINE_INDEPENDENT_TESTS = [
   // statement) and deferrals, measured from handler start times: semantics, not the driver's sockets.
   'test/{inbox,sqs,pg-boss}/flow-control.test.ts',
   'test/sqs/flow-control-redrive.test.ts',
+  // The ordering guard's property: what it checks is each store's semantics on its server.
+  'test/ordering/ordering-property.test.ts',
   'test/consumer/typescript.test.ts',
   'test/types/declaration-merging.package.test.ts',
   'test/runtimes/**/*.test.ts',

@@ -8,7 +8,8 @@
  * servers and processes, so a bench that no longer starts or a receiver that refuses deliveries fails
  * it. Each section picks its configuration where it lists them: 1 the core at 2 KiB (and Web Crypto
  * against node:crypto); 1c the ~300 B event; 1e the SDK registered; 1f the first-party schemas at
- * 300 B; 1d the shared harness at 300 B (its telemetry copies written, not run); 3b as
+ * 300 B; 1g unguarded, serialize and latest on MemoryStore, and RedisStore's round trips and one
+ * deliveries/s round; 1d the shared harness at 300 B (its telemetry copies written, not run); 3b as
  * in full; 1b a brought store against octokit; 2 the node adapter against the hand-written node:http
  * route, one round (no octokit, A/A copy, Express or Fastify); 3 RedisStore alone; 5 the BullMQ door
  * and the in-request receiver with the no-op handler, and one end-to-end run (BullMQ, one worker); 4
@@ -41,6 +42,7 @@ import {
   sliceLatencyRatio,
   WARMUP,
 } from './http.js';
+import type { OrderingCostResult } from './ordering-cost.js';
 import type { SchemaCostRow } from './schema-cost.js';
 import type { VariantName } from './server.js';
 import type { ServerCostRow } from './server-cost.js';
@@ -265,6 +267,47 @@ function schemaCostRows(rows: readonly SchemaCostRow[]): Row[] {
       context: `${row.withMicros.toFixed(2)} vs ${row.withoutMicros.toFixed(2)} CPU µs per delivery; ${row.rounds} A-B-B-A rounds`,
     };
   });
+}
+
+function orderingCostRows(result: OrderingCostResult): Row[] {
+  const { memory, redis } = result;
+  const micros = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(2)} µs`;
+  const rows: Row[] = (['serialize', 'latest'] as const).map((mode) => ({
+    measure: `CPU added to a delivery by \`ordering\` (${mode}), MemoryStore, A/B in one process, ~300 B, 1,000 resources`,
+    value: micros(memory.addedMicros[mode]),
+    target: '(reported)',
+    met: undefined,
+    context: `${memory.micros[mode].toFixed(2)} vs ${memory.micros.unguarded.toFixed(2)} CPU µs per delivery unguarded; ${memory.rounds} A-B-B-A rounds`,
+  }));
+  if ('skipped' in redis) {
+    rows.push({
+      measure: 'RedisStore: a guarded delivery (`ordering`, latest) against an unguarded one',
+      value: 'not run',
+      target: '(reported)',
+      met: undefined,
+      context: redis.skipped,
+    });
+    return rows;
+  }
+  rows.push(
+    {
+      measure: 'RedisStore round trips per delivery, guarded (`ordering`, latest) against unguarded',
+      value: `${redis.roundTrips.latest.toFixed(2)} vs ${redis.roundTrips.unguarded.toFixed(2)}`,
+      target: '(reported)',
+      met: undefined,
+      context:
+        'commands the store client sent per delivery, sequential deliveries (claim, claimResource, completeOrdered against claim, complete)',
+    },
+    {
+      measure:
+        'RedisStore deliveries/s, guarded (`ordering`, latest) / unguarded, 64 in flight in one process',
+      value: x(redis.ratio),
+      target: '(reported)',
+      met: undefined,
+      context: `${Math.round(redis.perSecond.latest)} vs ${Math.round(redis.perSecond.unguarded)} deliveries/s; ${redis.rounds} A-B-B-A rounds`,
+    },
+  );
+  return rows;
 }
 
 function telemetryCostRows(rows: readonly TelemetryCostRow[]): Row[] {
@@ -628,6 +671,11 @@ const telemetry = (QUICK ? (['sdk'] as const) : (['api', 'sdk'] as const)).map((
 log('\n1f. what `schemas` adds to a delivery (own process)');
 const schemaCosts = ownProcess<SchemaCostRow[]>('./schema-cost.ts', [], log);
 
+log(
+  '\n1g. what `ordering` adds to a delivery: MemoryStore CPU, RedisStore round trips and deliveries/s (own process)',
+);
+const orderingCost = ownProcess<OrderingCostResult>('./ordering-cost.ts', [], log);
+
 log('\n1d. core as the shared harness measures it (../shared/bench/core-cost.mjs, own processes)');
 const shared = sharedCoreCost(log);
 
@@ -686,6 +734,7 @@ const rows = [
   ...serverCostRows(costs),
   ...telemetryCostRows(telemetry),
   ...schemaCostRows(schemaCosts),
+  ...orderingCostRows(orderingCost),
   ...coreRows(core),
   ...coldStartRows(cold),
   ...httpRows(node, expressGroup, fastifyGroup),

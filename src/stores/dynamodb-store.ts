@@ -26,6 +26,7 @@ import {
   ConfigurationError,
   type IdempotencyStore,
   type RenewResult,
+  type ResourceClaimResult,
   StoreUnavailableError,
 } from 'service-webhooks/core';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
@@ -120,7 +121,14 @@ export interface CreateDynamoDBTableOptions {
 type Sdk = typeof import('@aws-sdk/client-dynamodb');
 type Item = Record<string, AttributeValue>;
 /** What `send` answers, narrowed to what the store reads. */
-type Sent = { Item?: Item; Table?: { TableStatus?: string }; TimeToLiveDescription?: TtlDescription };
+type Sent = {
+  Item?: Item;
+  Attributes?: Item;
+  Table?: { TableStatus?: string };
+  TimeToLiveDescription?: TtlDescription;
+};
+/** Why DynamoDB cancelled a transaction, one reason per item in the transaction's order. */
+type CancellationReason = { Code?: string; Item?: Item };
 type TtlDescription = { TimeToLiveStatus?: string; AttributeName?: string };
 /** A command of the SDK, typed loosely: each one is sent and its answer read as {@link Sent}. */
 type Command = object;
@@ -162,6 +170,122 @@ const HOLDER_CONDITION = 'attribute_not_exists(#k) OR #e <= :now OR (#s = :held 
 const RELEASE_CONDITION = '#s = :held AND #t = :token';
 
 /**
+ * Where a resource's item is kept: its partition key is the prefix, this marker and the encoded
+ * resource. An encoded key never holds `%r` (`%` is only written as `%` and two hex digits, or `%u`),
+ * so a resource item never meets an event's, whatever the two strings are.
+ */
+const RESOURCE_MARKER = '%r:';
+
+/**
+ * The resource item's attributes, beside `pk`: `token` holds the lease (with `leaseEndsAtMs`), absent
+ * when nobody does; `watermark` is the newest position completed, remembered until
+ * `watermarkEndsAtMs`; `expiresAt` (the TTL, epoch seconds) is never below any end the item holds, so
+ * Time to Live never deletes a live lease or watermark.
+ */
+const RESOURCE_NAMES = {
+  '#t': 'token',
+  '#le': 'leaseEndsAtMs',
+  '#w': 'watermark',
+  '#we': 'watermarkEndsAtMs',
+  '#x': 'expiresAt',
+} as const;
+
+/** A resource's lease is free: never taken, ended by completeOrdered or a release, or run out. */
+const LEASE_FREE = '(attribute_not_exists(#le) OR #le <= :now)';
+
+/**
+ * DynamoDB's update expressions have no `max`, and the TTL must stay the largest end the item holds:
+ * so each write that could raise it comes in two versions, one for an item whose TTL already covers
+ * the new end (kept as it is) and one for an item whose TTL falls short (raised), each with the
+ * condition that says which it is. The first tried is the likelier; a failed condition says which
+ * was right, and the other is sent (see {@link DynamoDBStore.claimResource}).
+ */
+const TTL_COVERS = '(attribute_not_exists(#x) OR #x >= :ends)';
+const TTL_SHORT = '#x < :ends';
+
+/** The parts of completeOrdered's resource update, each a condition that says it is the right one. */
+interface ResourceShape {
+  /** `token` holds the lease (live or not): completing ends it. */
+  holds: boolean;
+  /** The watermark is absent, forgotten or below `position`: it becomes `position`. */
+  advances: boolean;
+  /** The watermark's memory ends before `watermarkTtlMs` from now: it is extended. */
+  extends: boolean;
+  /** The TTL attribute is below the watermark's new end: it is raised. */
+  raisesTtl: boolean;
+}
+
+/** How many claimed resource items a store remembers as hints for completeOrdered. */
+const MAX_CLAIMED_ITEMS = 10_000;
+
+/** What a completion by the lease's holder of a newer event finds: the version tried without a hint. */
+const LIKELY_SHAPE: ResourceShape = { holds: true, advances: true, extends: true, raisesTtl: true };
+
+function resourceShapeOf(item: Item | undefined, token: string, now: number, position: number, ends: number) {
+  const number = (name: string) => {
+    const value = item?.[name]?.N;
+    return value === undefined ? undefined : Number(value);
+  };
+  const watermarkEnds = number('watermarkEndsAtMs');
+  const watermark = number('watermark');
+  const ttl = number('expiresAt');
+  const remembered = watermarkEnds !== undefined && watermarkEnds > now && watermark !== undefined;
+  return {
+    holds: item?.token?.S === token,
+    advances: !remembered || (watermark as number) < position,
+    extends: watermarkEnds === undefined || watermarkEnds < ends,
+    raisesTtl: ttl === undefined || ttl < Math.ceil(ends / 1000),
+  } satisfies ResourceShape;
+}
+
+/** The condition and update of completeOrdered's resource item in one shape. */
+function resourceUpdate(shape: ResourceShape) {
+  const conditions = [
+    shape.holds ? '#t = :token' : '(attribute_not_exists(#t) OR #t <> :token)',
+    shape.advances
+      ? '(attribute_not_exists(#we) OR #we <= :now OR #w < :position)'
+      : '(#we > :now AND #w >= :position)',
+    shape.extends ? '(attribute_not_exists(#we) OR #we < :ends)' : '#we >= :ends',
+    shape.raisesTtl ? '(attribute_not_exists(#x) OR #x < :endsSeconds)' : '#x >= :endsSeconds',
+  ];
+  const set: string[] = [];
+  if (shape.advances) set.push('#w = :position');
+  if (shape.extends) set.push('#we = :ends');
+  if (shape.raisesTtl) set.push('#x = :endsSeconds');
+  // An update must change something: a completion that changes nothing on the resource rewrites the
+  // watermark it keeps (present, as that shape's condition requires).
+  if (set.length === 0 && !shape.holds) set.push('#w = #w');
+  const update = [set.length > 0 ? `SET ${set.join(', ')}` : '', shape.holds ? 'REMOVE #t, #le' : '']
+    .filter(Boolean)
+    .join(' ');
+  return { ConditionExpression: conditions.join(' AND '), UpdateExpression: update };
+}
+
+/** The placeholders an expression uses, out of those given: DynamoDB refuses unused ones. */
+function usedIn<T>(expressions: string, placeholders: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(
+    Object.entries(placeholders).filter(([name]) => new RegExp(`${name}(?![A-Za-z0-9_])`).test(expressions)),
+  );
+}
+
+/**
+ * How many versions of an update completeOrdered and claimResource send before giving the call up as
+ * unavailable (the sender then retries). Each round that fails does so because another call changed
+ * the item meanwhile, so some call always gets through; concurrent completions of one resource (never
+ * under `serialize`, where only the lease's holder completes) may each need several rounds.
+ */
+const SHAPE_ROUNDS = 10;
+
+/**
+ * When a watermark's memory ends: `watermarkTtlMs` from now, rounded up to a whole second (what the
+ * TTL attribute holds anyway), so that completions within one second ask for the same end and do not
+ * send each other back to another version of the update.
+ */
+function memoryEnds(now: number, memoryMs: number): number {
+  return Math.ceil((now + memoryMs) / 1000) * 1000;
+}
+
+/**
  * The idempotency store on Amazon DynamoDB, for several processes, machines or Lambda functions. One
  * item per key; claim, complete, renew and release are each one conditional write (`PutItem` or
  * `DeleteItem` with a `ConditionExpression`), so DynamoDB decides atomically who holds an event,
@@ -200,6 +324,14 @@ export class DynamoDBStore implements IdempotencyStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #prefix: string;
+  /**
+   * The resource items as this store's claimResource left them, by token and resource, until the
+   * holder's completeOrdered or releaseResource: the item says which version of completeOrdered's
+   * update fits (a stale event's completion keeps the watermark; a watermark about to be forgotten
+   * needs its TTL raised), so that the first transaction sent is the right one. Only a hint: the
+   * transaction's conditions still decide. Bounded: the oldest go first.
+   */
+  readonly #claimedItems = new Map<string, Item>();
 
   constructor(options: DynamoDBStoreOptions) {
     const client: unknown = options?.client;
@@ -285,6 +417,194 @@ export class DynamoDBStore implements IdempotencyStore {
         ExpressionAttributeValues: { ':held': { S: IN_PROGRESS }, ':token': { S: token } },
       });
     });
+  }
+
+  /**
+   * Part of the `ordering` option's contract (see `IdempotencyStore`): take the resource's lease for
+   * `token`, or answer how long its holder's lease still runs. One conditional `UpdateItem` of the
+   * resource's item (`ReturnValues: ALL_NEW` answers the watermark in the same call), fenced as
+   * {@link DynamoDBStore.claim} is. A second call only when the condition fails: the lease is live
+   * (real DynamoDB tells it in the same answer; dynalite costs a consistent read), or the item's TTL
+   * fell short of the new lease and is raised by a second version of the update.
+   *
+   * @example
+   * ```ts
+   * const claim = await store.claimResource('user:usr_1', crypto.randomUUID(), 45_000);
+   * ```
+   */
+  async claimResource(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult> {
+    const lease = wholeMilliseconds(leaseMs);
+    let raisesTtl = false;
+    for (let round = 0; round < SHAPE_ROUNDS; round++) {
+      const now = Date.now();
+      const answer = await this.#takeLease(
+        'claim',
+        resource,
+        token,
+        now,
+        now + lease,
+        LEASE_FREE,
+        raisesTtl,
+        true,
+      );
+      if (answer.passed) {
+        this.#remember(`${token}\u0000${resource}`, answer.item);
+        return { outcome: 'claimed', watermark: watermarkOf(answer.item, now) };
+      }
+      const item = answer.item ?? (await this.#readResource('claim', resource));
+      const leaseEnds = Number(item?.leaseEndsAtMs?.N ?? Number.NaN);
+      if (leaseEnds > now) return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(leaseEnds - now)) };
+      raisesTtl = ttlFallsShort(item, now + lease);
+    }
+    return { outcome: 'busy', retryAfterMs: 1 };
+  }
+
+  /**
+   * Part of the `ordering` option's contract: extend the resource's lease on the terms of
+   * {@link DynamoDBStore.renew}. One conditional `UpdateItem` (two when the TTL must be raised).
+   *
+   * @example
+   * ```ts
+   * await store.renewResource('user:usr_1', token, 45_000); // 'renewed' or 'lost'
+   * ```
+   */
+  async renewResource(resource: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const lease = wholeMilliseconds(leaseMs);
+    let raisesTtl = false;
+    for (let round = 0; round < SHAPE_ROUNDS; round++) {
+      const now = Date.now();
+      const free = `(${LEASE_FREE} OR #t = :token)`;
+      const answer = await this.#takeLease(
+        'renew',
+        resource,
+        token,
+        now,
+        now + lease,
+        free,
+        raisesTtl,
+        false,
+      );
+      if (answer.passed) return 'renewed';
+      const item = answer.item ?? (await this.#readResource('renew', resource));
+      const leaseEnds = Number(item?.leaseEndsAtMs?.N ?? Number.NaN);
+      if (leaseEnds > now && item?.token?.S !== token) return 'lost';
+      raisesTtl = ttlFallsShort(item, now + lease);
+    }
+    return 'lost';
+  }
+
+  /**
+   * Part of the `ordering` option's contract: end the resource's lease, only while `token` holds it;
+   * the watermark stays. One conditional `UpdateItem`.
+   *
+   * @example
+   * ```ts
+   * await store.releaseResource('user:usr_1', token);
+   * ```
+   */
+  async releaseResource(resource: string, token: string): Promise<void> {
+    this.#claimedItems.delete(`${token}\u0000${resource}`);
+    await this.#send('release', (sdk) => {
+      return new sdk.UpdateItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: this.#resourceKey(resource) } },
+        ConditionExpression: '#t = :token',
+        UpdateExpression: 'REMOVE #t, #le',
+        ExpressionAttributeNames: { '#t': RESOURCE_NAMES['#t'], '#le': RESOURCE_NAMES['#le'] },
+        ExpressionAttributeValues: { ':token': { S: token } },
+      });
+    });
+  }
+
+  /**
+   * Part of the `ordering` option's contract: complete the event on {@link DynamoDBStore.complete}'s
+   * terms and, atomically with it, advance the resource's watermark, extend its memory and end the
+   * lease `token` holds: one `TransactWriteItems` of two items, the event's `Put` under the
+   * completion's condition and the resource's `Update` under conditions on its own state, so that
+   * both are written or neither.
+   *
+   * Update expressions have no `max` nor `if`: the resource's update is written for the state it
+   * expects (the holder completing an event newer than the watermark), and its conditions pin that
+   * state, read from the item this store's claimResource got for `token` (the holder's lease keeps
+   * it as it was, but for completions by tokens that do not hold the lease). When the transaction is
+   * cancelled on the event's condition the answer is 'lost'; when it is cancelled on the resource's
+   * only, the item (returned with the cancellation by DynamoDB, read consistently otherwise) says
+   * which version of the update is right, and that one is sent. So a guarded completion, stale or
+   * not, costs one transaction; another only when the resource changed since the claim.
+   *
+   * @example
+   * ```ts
+   * await store.completeOrdered(key, token, 86_400_000, 'user:usr_1', 3_400_000_001, 86_400_000);
+   * ```
+   */
+  async completeOrdered(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ): Promise<CompleteResult> {
+    const ttl = wholeMilliseconds(ttlMs);
+    const memory = wholeMilliseconds(watermarkTtlMs);
+    const claimed = `${token}\u0000${resource}`;
+    const hint = this.#claimedItems.get(claimed);
+    this.#claimedItems.delete(claimed);
+    const first = Date.now();
+    let shape =
+      hint === undefined
+        ? LIKELY_SHAPE
+        : resourceShapeOf(hint, token, first, position, memoryEnds(first, memory));
+    for (let round = 0; round < SHAPE_ROUNDS; round++) {
+      const now = Date.now();
+      const ends = memoryEnds(now, memory);
+      const { ConditionExpression, UpdateExpression } = resourceUpdate(shape);
+      const expressions = `${ConditionExpression} ${UpdateExpression}`;
+      const values: Item = {
+        ':token': { S: token },
+        ':now': { N: String(now) },
+        ':position': { N: String(position) },
+        ':ends': { N: String(ends) },
+        ':endsSeconds': { N: String(Math.ceil(ends / 1000)) },
+      };
+      const answer = await this.#send('complete', (sdk) => {
+        return new sdk.TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.#table,
+                Item: this.#item(key, COMPLETED, now + ttl),
+                ...holderCondition(now, token),
+              },
+            },
+            {
+              Update: {
+                TableName: this.#table,
+                Key: { pk: { S: this.#resourceKey(resource) } },
+                ConditionExpression,
+                UpdateExpression,
+                ExpressionAttributeNames: usedIn(expressions, RESOURCE_NAMES),
+                ExpressionAttributeValues: usedIn(expressions, values),
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        });
+      });
+      if (answer.passed) return 'completed';
+      const [event, other] = answer.reasons ?? [];
+      if (event?.Code === 'ConditionalCheckFailed') return 'lost';
+      if (other?.Code === 'ConditionalCheckFailed') {
+        const item = other.Item ?? (await this.#readResource('complete', resource));
+        const later = Date.now();
+        shape = resourceShapeOf(item, token, later, position, memoryEnds(later, memory));
+      }
+      // Otherwise a conflict with a concurrent write to one of the items (TransactionConflict): the
+      // transaction changed nothing, and is sent again.
+    }
+    throw new StoreUnavailableError(
+      `DynamoDBStore could not complete the event: the resource ${JSON.stringify(resource)} changed under ${SHAPE_ROUNDS} transactions in a row.`,
+    );
   }
 
   /**
@@ -382,6 +702,68 @@ export class DynamoDBStore implements IdempotencyStore {
     return item;
   }
 
+  #remember(claimed: string, item: Item | undefined): void {
+    if (item === undefined) return;
+    if (this.#claimedItems.size >= MAX_CLAIMED_ITEMS) {
+      const oldest = this.#claimedItems.keys().next().value;
+      if (oldest !== undefined) this.#claimedItems.delete(oldest);
+    }
+    this.#claimedItems.set(claimed, item);
+  }
+
+  /** The partition key of a resource's item (see {@link RESOURCE_MARKER}). */
+  #resourceKey(resource: string): string {
+    return this.#prefix + RESOURCE_MARKER + encodeKey(resource);
+  }
+
+  /**
+   * Give the lease to `token` until `leaseEnds` where `condition` holds, with the TTL kept (when it
+   * covers the lease already) or raised to the lease's end: see {@link TTL_COVERS}.
+   */
+  #takeLease(
+    operation: string,
+    resource: string,
+    token: string,
+    now: number,
+    leaseEnds: number,
+    condition: string,
+    raisesTtl: boolean,
+    answersItem: boolean,
+  ) {
+    const ttl = raisesTtl ? TTL_SHORT : TTL_COVERS;
+    const update = `SET #t = :token, #le = :leaseEnds, #x = ${raisesTtl ? ':ends' : 'if_not_exists(#x, :ends)'}`;
+    const expressions = `${condition} ${ttl} ${update}`;
+    return this.#send(operation, (sdk) => {
+      return new sdk.UpdateItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: this.#resourceKey(resource) } },
+        ConditionExpression: `${condition} AND ${ttl}`,
+        UpdateExpression: update,
+        ExpressionAttributeNames: usedIn(expressions, RESOURCE_NAMES),
+        ExpressionAttributeValues: usedIn(expressions, {
+          ':token': { S: token },
+          ':now': { N: String(now) },
+          ':leaseEnds': { N: String(leaseEnds) },
+          ':ends': { N: String(Math.ceil(leaseEnds / 1000)) },
+        }),
+        ...(answersItem ? { ReturnValues: 'ALL_NEW' as const } : {}),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+    });
+  }
+
+  /** A resource's item, read consistently, where a failed condition did not return it. */
+  async #readResource(operation: string, resource: string): Promise<Item | undefined> {
+    const answer = await this.#send(operation, (sdk) => {
+      return new sdk.GetItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: this.#resourceKey(resource) } },
+        ConsistentRead: true,
+      });
+    });
+    return answer.item;
+  }
+
   /** Where a claim's condition failed and DynamoDB did not return the item (see the class TSDoc). */
   async #read(key: string): Promise<Item | undefined> {
     const answer = await this.#send('claim', (sdk) => {
@@ -400,7 +782,7 @@ export class DynamoDBStore implements IdempotencyStore {
   async #send(
     operation: string,
     build: (sdk: Sdk) => Command,
-  ): Promise<{ passed: boolean; item: Item | undefined }> {
+  ): Promise<{ passed: boolean; item: Item | undefined; reasons?: CancellationReason[] }> {
     let sdk: Sdk;
     try {
       sdk = loadedSdk ?? (await loadSdk());
@@ -412,10 +794,14 @@ export class DynamoDBStore implements IdempotencyStore {
     }
     try {
       const sent = (await this.#client.send(build(sdk) as never)) as Sent;
-      return { passed: true, item: sent.Item };
+      return { passed: true, item: sent.Item ?? sent.Attributes };
     } catch (cause) {
       if (errorName(cause) === 'ConditionalCheckFailedException') {
         return { passed: false, item: (cause as { Item?: Item }).Item };
+      }
+      if (errorName(cause) === 'TransactionCanceledException') {
+        const reasons = (cause as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
+        return { passed: false, item: undefined, reasons: reasons ?? [] };
       }
       const hint =
         errorName(cause) === 'ResourceNotFoundException'
@@ -440,6 +826,20 @@ function holderCondition(now: number, token: string) {
       ':token': { S: token },
     },
   };
+}
+
+/** The item's TTL is set and ends before `endsMs` (an absent TTL is set by the update as it is). */
+function ttlFallsShort(item: Item | undefined, endsMs: number): boolean {
+  const ttl = item?.expiresAt?.N;
+  return ttl !== undefined && Number(ttl) < Math.ceil(endsMs / 1000);
+}
+
+/** The watermark an item remembers at `now`, if any. */
+function watermarkOf(item: Item | undefined, now: number): number | undefined {
+  const ends = item?.watermarkEndsAtMs?.N;
+  const watermark = item?.watermark?.N;
+  if (ends === undefined || watermark === undefined || Number(ends) <= now) return undefined;
+  return Number(watermark);
 }
 
 function errorName(error: unknown): unknown {

@@ -21,6 +21,7 @@ import {
   type FlowControl,
   type IdempotencyStore,
   type RenewResult,
+  type ResourceClaimResult,
   StoreUnavailableError,
 } from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
@@ -55,6 +56,19 @@ const CLAIM_ROUNDS = 3;
  * and, a moment later, another claim that took the same event over.
  */
 const FROM_NOW = "clock_timestamp() + $3 * interval '1 millisecond'";
+
+/**
+ * Milliseconds left of the row's lease, whole and at least 1 (a lease read as live has some left).
+ * `ceil` so that a sender told to come back then finds the lease ended.
+ */
+const LEFT_MS = 'greatest(1, ceil(extract(epoch FROM lease_expires_at - clock_timestamp()) * 1000))::float8';
+
+/** A row of claimResource's statements. */
+type ResourceRow = { claimed?: boolean; watermark?: number | null; left_ms: number };
+
+function busy(leftMs: number): ResourceClaimResult {
+  return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(Number(leftMs))) };
+}
 
 /** What PostgresStore listens to, when the pool has it: a `pg.Pool` or `pg.Client` is an EventEmitter. */
 type ErrorEmitter = { on(event: 'error', listener: (error: unknown) => void): unknown };
@@ -99,28 +113,58 @@ export interface PostgresStoreOptions {
    * @default 'webhook_events'
    */
   table?: string;
+  /**
+   * The table of resource leases and watermarks, used only by receivers with the `ordering` option,
+   * created beside `table` by the same migration. Same rules as `table`.
+   * @default `${table}_resources`
+   */
+  resourceTable?: string;
 }
 
 const DEFAULT_TABLE = 'webhook_events';
+const RESOURCE_TABLE_SUFFIX = '_resources';
+
+/** Names PostgreSQL accepts unquoted-alike and the store splices into SQL. */
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * The resource table's name: the one given, or `table` + `_resources` when that still fits in 63
+ * characters. `undefined` when it does not: a store on a table named that long serves every receiver
+ * without `ordering`, and the ordering operations ask for `resourceTable`.
+ */
+function resourceTableFor(table: string, resourceTable: unknown): string | undefined {
+  if (resourceTable !== undefined) return resourceTable as string;
+  const name = table + RESOURCE_TABLE_SUFFIX;
+  return TABLE_NAME.test(name) ? name : undefined;
+}
 
 /** The table name, checked: it is spliced into SQL (identifiers cannot be bound as parameters). */
-function quotedTable(table: unknown): string {
-  if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(table)) {
+function quotedTable(table: unknown, option = 'table'): string {
+  if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
     throw new ConfigurationError(
-      `PostgresStore \`table\` must match /^[a-z_][a-z0-9_]{0,62}$/; got ${JSON.stringify(table)}.`,
+      `PostgresStore \`${option}\` must match /^[a-z_][a-z0-9_]{0,62}$/; got ${JSON.stringify(table)}.`,
     );
   }
   return `"${table}"`;
 }
 
 /**
- * The SQL that creates the store's table (idempotent: `CREATE TABLE IF NOT EXISTS`), to put in your
+ * The SQL that creates the store's tables (idempotent: `CREATE TABLE IF NOT EXISTS`), to put in your
  * migrations when the application's database role may not create tables. {@link PostgresStore.createTable}
- * runs the same statement.
+ * runs the same statements. Running it again on a database made by an earlier version adds the
+ * resource table and leaves the event table as it is.
  *
- * One row per key: `event_id` (text, primary key) holds the store key (dedup scope and event id),
+ * The event table, one row per key: `event_id` (text, primary key) holds the store key (dedup scope and event id),
  * `token` the owning delivery attempt (NULL once completed or released), `state` is `in_progress` or `completed`,
  * and `expires_at` (timestamptz) ends the lease or the memory.
+ *
+ * The resource table (`resourceTable`, by default the event table's name + `_resources`), used only by
+ * receivers with the `ordering` option, one row per resource: `resource` (text, primary key), `token`
+ * the delivery attempt holding its lease (NULL when none), `lease_expires_at` the end of that lease,
+ * `watermark` (double precision: positions are integers up to 2^53 - 1, which it holds exactly) the
+ * newest position completed and `watermark_expires_at` the end of its memory. When the name of the
+ * event table leaves no room for the suffix (over 53 characters) and no `resourceTable` is given, only
+ * the event table is created.
  *
  * @example
  * ```ts
@@ -130,8 +174,9 @@ function quotedTable(table: unknown): string {
  * writeFileSync('migrations/0042_webhook_events.sql', postgresStoreMigration('webhook_events'));
  * ```
  */
-export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
-  return `CREATE TABLE IF NOT EXISTS ${quotedTable(table)} (
+export function postgresStoreMigration(table: string = DEFAULT_TABLE, resourceTable?: string): string {
+  const resources = resourceTableFor(table, resourceTable);
+  const events = `CREATE TABLE IF NOT EXISTS ${quotedTable(table)} (
   -- The store key (dedup scope and event id); the column's name predates the scope.
   event_id   text PRIMARY KEY,
   -- The owning attempt while in progress; NULL once completed or released, so no token matches then.
@@ -139,6 +184,18 @@ export function postgresStoreMigration(table: string = DEFAULT_TABLE): string {
   state      text NOT NULL CHECK (state IN ('in_progress', 'completed')),
   -- End of the lease while in progress, end of the memory once completed.
   expires_at timestamptz NOT NULL
+);
+`;
+  if (resources === undefined) return events;
+  return `${events}CREATE TABLE IF NOT EXISTS ${quotedTable(resources, 'resourceTable')} (
+  -- The resource (object and id, within the receiver's dedup scope).
+  resource             text PRIMARY KEY,
+  -- The delivery attempt holding the resource's lease; NULL when nobody does.
+  token                text,
+  lease_expires_at     timestamptz NOT NULL,
+  -- The newest position completed (NULL before the first), remembered until watermark_expires_at.
+  watermark            double precision,
+  watermark_expires_at timestamptz
 );
 `;
 }
@@ -190,6 +247,9 @@ export class PostgresStore implements IdempotencyStore {
   readonly #pool: PostgresQueryable;
   readonly #tableName: string;
   readonly #table: string;
+  readonly #resourceTableName: string | undefined;
+  /** The resource table, quoted; `undefined` when `table` leaves no room for the default suffix. */
+  readonly #resources: string | undefined;
   readonly #backgroundErrors = new BackgroundErrors();
   #listened = false;
 
@@ -203,6 +263,9 @@ export class PostgresStore implements IdempotencyStore {
     const table = options.table ?? DEFAULT_TABLE;
     this.#table = quotedTable(table);
     this.#tableName = table;
+    const resources = resourceTableFor(table, options.resourceTable);
+    this.#resources = resources === undefined ? undefined : quotedTable(resources, 'resourceTable');
+    this.#resourceTableName = resources;
     this.#pool = pool as PostgresQueryable;
     if (typeof (pool as Partial<ErrorEmitter>).on === 'function')
       PostgresStore.#watch(pool as ErrorEmitter, this);
@@ -264,7 +327,7 @@ export class PostgresStore implements IdempotencyStore {
    * ```
    */
   async createTable(): Promise<void> {
-    await this.#pool.query(postgresStoreMigration(this.#tableName));
+    await this.#pool.query(postgresStoreMigration(this.#tableName, this.#resourceTableName));
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -350,6 +413,161 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   /**
+   * Part of the `ordering` option's contract (see `IdempotencyStore`): take the resource's lease for
+   * `token`, or answer how long its holder's lease still runs. One statement in the common cases: an
+   * `INSERT ... ON CONFLICT DO UPDATE ... WHERE` that takes the row when its lease ended, fenced as
+   * {@link PostgresStore.claim} is, and answers the watermark from the row it locked.
+   *
+   * @example
+   * ```ts
+   * const claim = await store.claimResource('user:usr_1', crypto.randomUUID(), 45_000);
+   * if (claim.outcome === 'busy') console.log(`retry in ${claim.retryAfterMs} ms`);
+   * ```
+   */
+  async claimResource(resource: string, token: string, leaseMs: number): Promise<ResourceClaimResult> {
+    const table = this.#resourceTable();
+    const values = [encodeKey(resource), token, wholeMilliseconds(leaseMs)];
+    // As in claim: the DO UPDATE decides on the latest version of the row (after any wait for a
+    // concurrent writer), and RETURNING reads that version, so the watermark answered is the one no
+    // completion has moved since. A claim that took nothing answers from its snapshot only what the
+    // snapshot cannot get wrong: a lease live when read was live at the decision (leases only move
+    // forward while held, and a statement that ends one needs the holder's token), so the time left is
+    // read from it; otherwise a fresh statement reads it.
+    const claimSql = `WITH claimed AS (
+         INSERT INTO ${table} AS r (resource, token, lease_expires_at)
+         VALUES ($1, $2, ${FROM_NOW})
+         ON CONFLICT (resource) DO UPDATE
+           SET token = EXCLUDED.token, lease_expires_at = ${FROM_NOW}
+           WHERE r.lease_expires_at <= clock_timestamp()
+         RETURNING CASE WHEN r.watermark_expires_at > clock_timestamp() THEN r.watermark END AS watermark
+       )
+       SELECT true AS claimed, watermark, NULL::float8 AS left_ms FROM claimed
+       UNION ALL
+       SELECT false, NULL, ${LEFT_MS} FROM ${table}
+       WHERE resource = $1 AND lease_expires_at > clock_timestamp()
+         AND NOT EXISTS (SELECT 1 FROM claimed)`;
+    const leftSql = `SELECT ${LEFT_MS} AS left_ms FROM ${table}
+       WHERE resource = $1 AND lease_expires_at > clock_timestamp()`;
+    for (let round = 0; round < CLAIM_ROUNDS; round++) {
+      const { rows } = await this.#query<ResourceRow>('claim', claimSql, values, 'resource');
+      const row = rows[0];
+      if (row?.claimed === true) return { outcome: 'claimed', watermark: row.watermark ?? undefined };
+      if (row !== undefined) return busy(row.left_ms);
+      const { rows: live } = await this.#query<ResourceRow>('claim', leftSql, [values[0]], 'resource');
+      if (live[0] !== undefined) return busy(live[0].left_ms);
+      // Free again by now (released, or the lease just ended): claim again rather than answer busy.
+    }
+    return busy(1);
+  }
+
+  /**
+   * Part of the `ordering` option's contract: extend the resource's lease to `leaseMs` from now, on
+   * the terms of {@link PostgresStore.renew}. One statement.
+   *
+   * @example
+   * ```ts
+   * await store.renewResource('user:usr_1', token, 45_000); // 'renewed' or 'lost'
+   * ```
+   */
+  async renewResource(resource: string, token: string, leaseMs: number): Promise<RenewResult> {
+    const table = this.#resourceTable();
+    const { rowCount } = await this.#query(
+      'renew',
+      `INSERT INTO ${table} AS r (resource, token, lease_expires_at)
+       VALUES ($1, $2, ${FROM_NOW})
+       ON CONFLICT (resource) DO UPDATE
+         SET token = EXCLUDED.token, lease_expires_at = ${FROM_NOW}
+         WHERE r.token = $2 OR r.lease_expires_at <= clock_timestamp()`,
+      [encodeKey(resource), token, wholeMilliseconds(leaseMs)],
+      'resource',
+    );
+    return rowCount === 1 ? 'renewed' : 'lost';
+  }
+
+  /**
+   * Part of the `ordering` option's contract: end the resource's lease, only while `token` holds it.
+   * The watermark stays. One statement.
+   *
+   * @example
+   * ```ts
+   * await store.releaseResource('user:usr_1', token);
+   * ```
+   */
+  async releaseResource(resource: string, token: string): Promise<void> {
+    const table = this.#resourceTable();
+    // Ended, not deleted, for the reason release gives: the row keeps the watermark anyway.
+    await this.#query(
+      'release',
+      `UPDATE ${table} SET token = NULL, lease_expires_at = '-infinity'
+       WHERE resource = $1 AND token = $2`,
+      [encodeKey(resource), token],
+      'resource',
+    );
+  }
+
+  /**
+   * Part of the `ordering` option's contract: complete the event on {@link PostgresStore.complete}'s
+   * terms and, in the same statement (one transaction), advance the resource's watermark to
+   * `position` (never back), remember it `watermarkTtlMs` from now (never shorter than it was) and end
+   * the lease `token` holds on the resource. When the event's completion is refused ('lost') the
+   * resource row is not touched.
+   *
+   * One statement: a data-modifying CTE completes the event row and returns a row only when it wrote;
+   * the resource's `INSERT ... SELECT ... FROM done ON CONFLICT DO UPDATE` therefore writes only after a
+   * completion, and PostgreSQL runs both in one statement's transaction, so no reader ever sees one
+   * write without the other. Locks are taken event row first, resource row second, an order no other
+   * statement of the store reverses, so two completions never deadlock.
+   *
+   * @example
+   * ```ts
+   * await store.completeOrdered(key, token, 86_400_000, 'user:usr_1', 3_400_000_001, 86_400_000);
+   * ```
+   */
+  async completeOrdered(
+    key: string,
+    token: string,
+    ttlMs: number,
+    resource: string,
+    position: number,
+    watermarkTtlMs: number,
+  ): Promise<CompleteResult> {
+    const table = this.#resourceTable();
+    const watermarkFromNow = "clock_timestamp() + $6 * interval '1 millisecond'";
+    const { rows } = await this.#query<{ completed: number }>(
+      'complete',
+      `WITH done AS (
+         INSERT INTO ${this.#table} AS e (event_id, token, state, expires_at)
+         VALUES ($1, NULL, 'completed', ${FROM_NOW})
+         ON CONFLICT (event_id) DO UPDATE
+           SET token = NULL, state = 'completed', expires_at = ${FROM_NOW}
+           WHERE (e.token = $2 AND e.state = 'in_progress') OR e.expires_at <= clock_timestamp()
+         RETURNING 1
+       ), advanced AS (
+         INSERT INTO ${table} AS r (resource, token, lease_expires_at, watermark, watermark_expires_at)
+         SELECT $4, NULL, '-infinity', $5::float8, ${watermarkFromNow} FROM done
+         ON CONFLICT (resource) DO UPDATE SET
+           watermark = CASE WHEN r.watermark_expires_at > clock_timestamp()
+                            THEN greatest(r.watermark, $5::float8) ELSE $5::float8 END,
+           watermark_expires_at = CASE WHEN r.watermark_expires_at > clock_timestamp()
+                            THEN greatest(r.watermark_expires_at, ${watermarkFromNow}) ELSE ${watermarkFromNow} END,
+           token = CASE WHEN r.token = $2 THEN NULL ELSE r.token END,
+           lease_expires_at = CASE WHEN r.token = $2 THEN '-infinity' ELSE r.lease_expires_at END
+         RETURNING 1
+       )
+       SELECT count(*)::int AS completed FROM done`,
+      [
+        encodeKey(key),
+        token,
+        wholeMilliseconds(ttlMs),
+        encodeKey(resource),
+        position,
+        wholeMilliseconds(watermarkTtlMs),
+      ],
+    );
+    return rows[0]?.completed === 1 ? 'completed' : 'lost';
+  }
+
+  /**
    * Delete rows whose lease or memory has ended, and answer how many went. Correctness never depends
    * on it (an ended row is claimable as it is); run it now and then to keep the table small. Errors
    * from `pg` are thrown as they are.
@@ -366,7 +584,23 @@ export class PostgresStore implements IdempotencyStore {
     const { rowCount } = await this.#pool.query(
       `DELETE FROM ${this.#table} WHERE expires_at <= clock_timestamp()`,
     );
-    return rowCount ?? 0;
+    let purged = rowCount ?? 0;
+    // The resource table exists only once the migration of this version ran: a database migrated
+    // before it has none, and must still be purged.
+    if (this.#resourceTableName !== undefined) {
+      const { rows } = await this.#pool.query<{ present: boolean }>(
+        'SELECT to_regclass($1) IS NOT NULL AS present',
+        [this.#resources],
+      );
+      if (rows[0]?.present === true) {
+        const { rowCount: resources } = await this.#pool.query(
+          `DELETE FROM ${this.#resources} WHERE lease_expires_at <= clock_timestamp()
+             AND (watermark_expires_at IS NULL OR watermark_expires_at <= clock_timestamp())`,
+        );
+        purged += resources ?? 0;
+      }
+    }
+    return purged;
   }
 
   /**
@@ -399,12 +633,25 @@ export class PostgresStore implements IdempotencyStore {
     return encodeKey(key);
   }
 
-  async #query<Row extends object>(operation: string, text: string, values: unknown[]) {
+  /** The quoted resource table, or the configuration error that says how to name one. */
+  #resourceTable(): string {
+    if (this.#resources !== undefined) return this.#resources;
+    throw new ConfigurationError(
+      `PostgresStore \`table\` ${JSON.stringify(this.#tableName)} leaves no room for the resource table's default name (+ '${RESOURCE_TABLE_SUFFIX}', 63 characters at most): pass \`resourceTable\` to use the \`ordering\` option.`,
+    );
+  }
+
+  async #query<Row extends object>(
+    operation: string,
+    text: string,
+    values: unknown[],
+    subject: 'event' | 'resource' = 'event',
+  ) {
     try {
       return await this.#pool.query<Row>(text, values);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
-      throw new StoreUnavailableError(`PostgresStore could not ${operation} the event: ${reason}`, {
+      throw new StoreUnavailableError(`PostgresStore could not ${operation} the ${subject}: ${reason}`, {
         cause,
       });
     }

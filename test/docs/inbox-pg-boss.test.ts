@@ -20,7 +20,7 @@ const table = `docs_inbox_events_${suffix}`;
 afterAll(async () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL });
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await pool.end();
 });
 

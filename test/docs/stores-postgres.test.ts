@@ -22,7 +22,7 @@ const table = `docs_events_${crypto.randomUUID().slice(0, 8)}`;
 const pool = new pg.Pool({ connectionString: DATABASE_URL });
 
 afterAll(async () => {
-  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await pool.end();
 });
 

@@ -23,7 +23,7 @@ afterAll(async () => {
   const client = new pg.Client({ connectionString });
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.query(`DROP TABLE IF EXISTS "${table}"`);
+  await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await client.end();
 });
 

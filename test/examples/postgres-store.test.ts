@@ -16,7 +16,7 @@ process.env.DATABASE_URL = connectionString;
 process.env.WEBHOOK_TABLE = table;
 
 afterAll(async () => {
-  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await pool.end();
 });
 

@@ -57,7 +57,7 @@ afterAll(async () => {
   await Promise.all([...workers].map((worker) => worker.stop()));
   for (const close of closers.splice(0).reverse()) await close().catch(() => {});
   for (const { schema, storeTable, logTable } of places) {
-    await pool.query(`DROP TABLE IF EXISTS ${storeTable}, ${logTable}`);
+    await pool.query(`DROP TABLE IF EXISTS ${storeTable}, ${storeTable}_resources, ${logTable}`);
     await dropSchema(schema);
   }
   await pool.end();

@@ -51,6 +51,7 @@ storeConformanceSuite({
   describe,
   test,
   renews: true,
+  ordering: true,
   callDeadlineMs: CALL_DEADLINE_MS,
 });
 

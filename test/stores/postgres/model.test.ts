@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await pool.end();
 });
 

@@ -25,7 +25,7 @@ const SECRET = 'whsec_pool_errors_test';
 const admin = new pg.Pool({ connectionString, max: 2 });
 
 afterAll(async () => {
-  await admin.query(`DROP TABLE IF EXISTS "${table}"`);
+  await admin.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await admin.end();
 });
 

@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+  await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_resources"`);
   await Promise.all([pool.end(), otherPool.end()]);
 });
 
@@ -52,6 +52,7 @@ storeConformanceSuite({
   createStore: () => new PostgresStore({ pool, table }),
   describe,
   test,
+  ordering: true,
 });
 
 describe('PostgresStore beyond the suite', () => {
@@ -149,7 +150,7 @@ describe('PostgresStore beyond the suite', () => {
         'expires_at',
       ]);
     } finally {
-      await pool.query(`DROP TABLE IF EXISTS "${other}"`);
+      await pool.query(`DROP TABLE IF EXISTS "${other}", "${other}_resources"`);
     }
   });
 
