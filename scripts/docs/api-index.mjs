@@ -49,6 +49,9 @@ export const API_GROUPS = Object.freeze([
       bullmq: 'The inbox on BullMQ (Redis): the door’s queue, the worker and the dead-letter admin.',
       'pg-boss': 'The inbox on pg-boss (PostgreSQL): the door’s queue, the worker and the dead-letter admin.',
       sqs: 'The inbox on Amazon SQS: the door’s queue, a polling worker or a Lambda handler, and the dead-letter admin.',
+      rabbitmq:
+        'The inbox on RabbitMQ: a door that answers after the broker’s publisher confirm, the worker with delay queues, and the dead-letter admin.',
+      nats: 'The inbox on NATS JetStream: a door that answers after the stream’s acknowledgement, a pull-consumer worker, and the dead-letter admin.',
     },
   },
   {
