@@ -54,7 +54,8 @@ export const byEmail = (event: AnyWebhookEvent): string => String((event.data as
 /**
  * The `inbox` command's round trip on an engine whose queue holds two dead letters of `user.created`
  * refused by `crm`: stats, list, show, replay (once: a second replay of the same id fails) and remove
- * print the same columns on every engine, and the list ends empty with one event handled.
+ * print the same columns on every engine, and the list ends empty with one event handled. The
+ * throttled figures read 0, or `-` on an engine that cannot tell.
  */
 export async function expectCliRoundTrip(
   cli: (...argv: string[]) => Promise<CliRun>,
@@ -64,7 +65,7 @@ export async function expectCliRoundTrip(
   const stats = await cli('stats');
   expect(stats.code).toBe(0);
   expect(stats.out).toMatch(
-    /^waiting {7}0\nrunning {7}0\nretrying {6}0\nthrottled {5}0\nrate-limited {2}0\ndead-lettered 2\nnext waited {3}-$/,
+    /^waiting {7}0\nrunning {7}0\nretrying {6}0\nthrottled {5}[0-]\nrate-limited {2}[0-]\ndead-lettered 2\nnext waited {3}-$/,
   );
 
   const list = await cli('list');
