@@ -17,10 +17,15 @@ import { natsInbox, natsInboxNames, natsInboxStats } from 'service-webhooks/nats
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { judgeSecondRuns } from '../support/crash-window.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
 import { RedisServer } from '../support/redis-servers.js';
+import {
+  expectEveryEventHandledOnce,
+  killOneEvery,
+  runsByEvent,
+  timesNoted,
+} from '../support/sigkill-run.js';
 import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream, waitUntil } from './support.js';
 
 const EVENTS = 2_000;
@@ -139,22 +144,7 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
   };
   for (const worker of await Promise.all([startWorker(), startWorker(), startWorker()])) workers.add(worker);
 
-  const kills: { pid: number; at: number }[] = [];
-  let done = false;
-  const chaos = (async () => {
-    while (!done) {
-      await new Promise((resolve) => setTimeout(resolve, KILL_EVERY_MS));
-      if (done) break;
-      const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
-      workers.delete(victim);
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      // The time it was dead by, not the time the signal was sent: a run the victim logged in between
-      // was cut short by this kill, and must be judged so.
-      kills.push({ pid: victim.pid, at: Date.now() });
-      workers.add(await startWorker());
-    }
-  })();
+  const chaos = killOneEvery(KILL_EVERY_MS, workers, startWorker);
 
   const events = Array.from({ length: EVENTS }, (_, n) =>
     createTestEvent('user.created', { id: `evt_nats_kill_${String(n).padStart(5, '0')}` }),
@@ -182,34 +172,24 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
       75_000,
     );
   } finally {
-    done = true;
-    await chaos;
+    await chaos.stop();
   }
 
   const drainedMs = performance.now() - started;
-  const runs = new Map<string, { pid: number; at: number }[]>();
-  for (const line of await log.lrange(logKey, 0, -1)) {
-    const [eventId, pid, at] = line.split(' ');
-    runs.set(eventId!, [...(runs.get(eventId!) ?? []), { pid: Number(pid), at: Number(at) }]);
-  }
   const notes = await log.hgetall(`${logKey}:notes`);
-  const missing = events.filter((event) => !runs.has(event.id)).map((event) => event.id);
-  expect(missing).toEqual([]);
-  expect(runs.size).toBe(EVENTS);
-
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion. Judged by what was recorded, not by timing.
-  const recorded = new Set(await log.lrange(`${logKey}:recorded`, 0, -1));
-  const { crashWindow, unexplained } = judgeSecondRuns(runs, kills, recorded);
-  expect(unexplained).toEqual([]);
-  expect(crashWindow.length).toBeLessThan(kills.length * 5);
+  const crashWindow = expectEveryEventHandledOnce({
+    eventIds: events.map((event) => event.id),
+    runs: runsByEvent(await log.lrange(logKey, 0, -1)),
+    kills: chaos.kills,
+    recorded: new Set(await log.lrange(`${logKey}:recorded`, 0, -1)),
+  });
   const stats = await natsInboxStats(jsm, names);
   expect(stats.deadLettered).toBe(0);
-  expect(kills.length).toBeGreaterThanOrEqual(3);
   // The kills hit events mid-run: their messages came back and met the dead runs' claims.
-  const deferred = Object.entries(notes).find(([message]) => message.includes('deferred'))?.[1];
-  expect(Number(deferred ?? 0)).toBeGreaterThan(0);
+  expect(timesNoted(notes, 'deferred')).toBeGreaterThan(0);
   console.log(
-    `nats sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms (${refusals.length} refused first: ${[...new Set(refusals)].join(', ') || 'none'}), all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
+    `nats sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms (${refusals.length} refused first: ${[...new Set(refusals)].join(', ') || 'none'}), all handled in ${Math.round(drainedMs)} ms; ${chaos.kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
   );
 }, 150_000);
