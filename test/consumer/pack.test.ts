@@ -43,6 +43,7 @@ const NEEDS_PEER = {
   'service-webhooks/sqs': '@aws-sdk/client-sqs',
   // The first of its two peers the bundle imports.
   'service-webhooks/nats': '@nats-io/jetstream',
+  'service-webhooks/rabbitmq': 'amqplib',
 };
 
 /** Shared by both scripts; `load` is `import` or `require`. */
@@ -173,6 +174,7 @@ for (const file of ['check.mjs', 'check.cjs']) {
       'service-webhooks/opentelemetry': [notFound, true],
       'service-webhooks/sqs': [notFound, true],
       'service-webhooks/nats': [notFound, true],
+      'service-webhooks/rabbitmq': [notFound, true],
     });
     for (const [subpath, names] of Object.entries(result.loaded)) {
       expect((names as string[]).length, subpath).toBeGreaterThan(0);
@@ -189,7 +191,12 @@ for (const file of ['check.mjs', 'check.cjs']) {
       'DYNAMODB_STORE_ATTRIBUTES',
       'DynamoDBStore',
     ]);
-    expect(result.loaded['service-webhooks/postgres']).toEqual(['PostgresStore', 'postgresStoreMigration']);
+    expect(result.loaded['service-webhooks/postgres']).toEqual([
+      'PostgresFlowControl',
+      'PostgresStore',
+      'postgresFlowControlMigration',
+      'postgresStoreMigration',
+    ]);
     expect(result.postgres).toEqual({ claim: 'claimed', values: ['evt_1', 'token', 1000], migration: true });
     expect(result.dynamodb).toEqual({
       code: 'store_unavailable',
