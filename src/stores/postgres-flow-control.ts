@@ -6,11 +6,7 @@
  * is decided on a stale count.
  */
 import { ConfigurationError, type FlowControl, type FlowGrant } from 'service-webhooks/core';
-
-/** What the flow control queries through: a `pg` Pool or Client (the `PostgresStore`'s `pool` fits). */
-interface Queryable {
-  query<Row extends object>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
-}
+import type { PostgresQueryable } from './postgres-queryable.js';
 
 /**
  * Options of {@link PostgresFlowControl}.
@@ -22,7 +18,7 @@ interface Queryable {
  */
 export interface PostgresFlowControlOptions {
   /** A `pg` Pool (or anything with its `query`); never ended here. */
-  readonly pool: Queryable;
+  readonly pool: PostgresQueryable;
   /**
    * The table, created by {@link PostgresFlowControl.createTable} or your migrations
    * ({@link postgresFlowControlMigration}). Lower-case letters, digits and `_`; may be schema-qualified.
@@ -89,7 +85,7 @@ const NOW = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
  * ```
  */
 export class PostgresFlowControl implements FlowControl {
-  readonly #pool: Queryable;
+  readonly #pool: PostgresQueryable;
   readonly #table: string;
   readonly #tableName: string;
   #created: Promise<void> | undefined;

@@ -26,6 +26,7 @@ import {
 } from 'service-webhooks/core';
 import { BackgroundErrors } from './background-errors.js';
 import { PostgresFlowControl } from './postgres-flow-control.js';
+import type { PostgresQueryable } from './postgres-queryable.js';
 import { keyEncoder, wholeMilliseconds } from './store-encoding.js';
 
 export {
@@ -33,6 +34,7 @@ export {
   type PostgresFlowControlOptions,
   postgresFlowControlMigration,
 } from './postgres-flow-control.js';
+export type { PostgresQueryable } from './postgres-queryable.js';
 
 /**
  * `%`, NUL and unpaired surrogates escaped: PostgreSQL `text` refuses NUL (every claim of such an id
@@ -72,24 +74,6 @@ function busy(leftMs: number): ResourceClaimResult {
 
 /** What PostgresStore listens to, when the pool has it: a `pg.Pool` or `pg.Client` is an EventEmitter. */
 type ErrorEmitter = { on(event: 'error', listener: (error: unknown) => void): unknown };
-
-/**
- * What the store needs from `pg`: a `Pool` fits (so does a `Client` or a `PoolClient`, for tests and
- * migrations). Typed structurally, so this subpath needs neither `pg` nor `@types/pg` to load. When the
- * object also has an EventEmitter's `on`, as a `Pool` has, the store listens for its 'error' events (see
- * {@link PostgresStore}).
- *
- * @example
- * ```ts
- * const pool: PostgresQueryable = new pg.Pool({ connectionString: process.env.DATABASE_URL });
- * ```
- */
-export interface PostgresQueryable {
-  query<Row extends object>(
-    text: string,
-    values?: unknown[],
-  ): Promise<{ rows: Row[]; rowCount: number | null }>;
-}
 
 /**
  * Options of {@link PostgresStore}.
