@@ -12,8 +12,8 @@
 import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
-/** How many of each project's slowest files the table names. */
-const SLOWEST = 12;
+/** How many of each project's slowest files the table names (`DURATIONS_ALL=1`: every file). */
+const SLOWEST = process.env.DURATIONS_ALL === '1' ? Number.POSITIVE_INFINITY : 12;
 
 interface FileTime {
   readonly project: string;
@@ -24,6 +24,15 @@ interface FileTime {
 export default class DurationsReporter implements Reporter {
   readonly #files: FileTime[] = [];
   readonly #root = process.cwd();
+  /** Per project, when its first file started and its last ended: files run side by side, so the summed time is not the wall time. */
+  readonly #spans = new Map<string, { start: number; end: number }>();
+
+  onTestModuleStart(module: TestModule): void {
+    const project = module.project.name || 'default';
+    const now = Date.now();
+    const span = this.#spans.get(project);
+    if (span === undefined) this.#spans.set(project, { start: now, end: now });
+  }
 
   onTestModuleEnd(module: TestModule): void {
     const diagnostic = module.diagnostic();
@@ -33,8 +42,11 @@ export default class DurationsReporter implements Reporter {
       diagnostic.collectDuration +
       diagnostic.setupDuration +
       diagnostic.duration;
+    const project = module.project.name || 'default';
+    const span = this.#spans.get(project);
+    if (span !== undefined) span.end = Date.now();
     this.#files.push({
-      project: module.project.name || 'default',
+      project,
       file: relative(this.#root, module.moduleId),
       ms,
     });
@@ -46,7 +58,10 @@ export default class DurationsReporter implements Reporter {
     for (const project of projects) {
       const files = this.#files.filter((entry) => entry.project === project).sort((a, b) => b.ms - a.ms);
       const total = files.reduce((sum, entry) => sum + entry.ms, 0);
-      lines.push(`  ${project}: ${files.length} files, ${seconds(total)} s summed`);
+      const span = this.#spans.get(project);
+      const wall =
+        span === undefined ? '' : `, ${seconds(span.end - span.start)} s from first start to last end`;
+      lines.push(`  ${project}: ${files.length} files, ${seconds(total)} s summed${wall}`);
       for (const entry of files.slice(0, SLOWEST))
         lines.push(`    ${seconds(entry.ms).padStart(6)} s  ${entry.file}`);
     }
