@@ -9,16 +9,25 @@ export const packageAliases = vitestAliases(fileURLToPath(new URL('./', import.m
 
 /**
  * The tiers. Every test file is in exactly one: the package tier takes what matches PACKAGE_TESTS, the
- * integration tier what matches INTEGRATION_TESTS (and not PACKAGE_TESTS), the unit tier the rest.
+ * integration tiers what matches INTEGRATION_TESTS (and not PACKAGE_TESTS; those in SOLO_TESTS are
+ * integration-solo's), the checks tier CHECK_TESTS, and the unit tier the rest.
  *
- * - unit (`npm test`): the sources only; no service, no build, no other process to wait for.
+ * - unit (`npm test`): the sources only; no service, no build, no other process to wait for; about 30 s.
+ * - types: what TypeScript says of the API: the `*.test-d.ts` type tests, compiled by vitest's
+ *   typecheck (`npm run typecheck` compiles them too), and the tests that run the compiler on fixtures.
+ * - checks: the testing library's self-tests, `checkStore` and the conformance suites run against zoos
+ *   of broken stores and engines until each is caught: CPU-bound minutes that prove the checkers, not
+ *   the library's code paths, which the unit tier covers.
  * - integration: real services and processes: redis-server (the tests start their own, on free ports),
- *   PostgreSQL on 127.0.0.1:5432, dynalite, BullMQ, receivers and deliverers in child processes.
+ *   PostgreSQL on 127.0.0.1:5432, dynalite, BullMQ, pg-boss, fauxqs, RabbitMQ and NATS, receivers and
+ *   deliverers in child processes. Files that check semantics run side by side; those whose subject is
+ *   a deadline, an outage or a killed process (SOLO_TESTS) run in integration-solo, one at a time.
  * - package: the built package, dist/, built once by this tier's globalSetup: the packed tarball, the
  *   examples, Bun, Deno and workerd, `next build`, the CLI bin end to end. Name a test that needs dist/
  *   anywhere else `*.package.test.ts`.
  *
- * `npm run test:all` runs the three; `npx vitest run --project <tier>` one of them.
+ * `npm run test:all` runs them all; `npx vitest run --project <tier>` one of them
+ * (`--project 'integration*'` both integration tiers).
  */
 export const PACKAGE_TESTS = [
   'test/**/*.package.test.ts',
@@ -49,28 +58,96 @@ export const INTEGRATION_TESTS = [
 ];
 
 /**
+ * The testing library's self-tests (the checks tier): line-independent (plain JavaScript against zoos,
+ * no Node API a line changes), so `.ci/run` runs them once, on the oldest line.
+ */
+const CHECK_TESTS = [
+  'test/testing/check-store.test.ts',
+  'test/testing/store-zoo.test.ts',
+  'test/testing/store-zoo-real-clock.test.ts',
+  'test/testing/inbox-zoo.test.ts',
+  'test/testing/watermark-zoo.test.ts',
+];
+
+/**
+ * The types tier's files besides the `*.test-d.ts` type tests: those that run the TypeScript compiler
+ * on fixtures (what tsc says to a user, declaration merging). Seconds of CPU each, and what they check
+ * is the compiler's verdict, which no Node line changes.
+ */
+const TYPE_TESTS = ['test/types/*.test.ts'];
+
+/**
+ * The integration files that get the machine to themselves: what they check is a deadline, an outage,
+ * a killed process or a race between processes, timed in hundreds of milliseconds that a busy machine
+ * blurs. Two at a time failed CI twice in a day before this split: the SIGKILL test's three workers and
+ * door beside the Redis multi-process test's 2,000 concurrent requests put store calls past their 2 s
+ * deadline (a 503 where 200 or 409 is expected). Every other integration file checks a store's or an
+ * engine's semantics on its server (races decided by the server, duplicates, retries, dead letters,
+ * seals, the CLI and dashboard over an admin), with waits that end on an answer, not on a clock: those
+ * run side by side. Named file by file, so that a new file runs side by side unless it is put here.
+ */
+export const SOLO_TESTS = [
+  'test/core/first-delivery.test.ts',
+  'test/stores/redis/model.test.ts',
+  'test/stores/postgres/model.test.ts',
+  'test/stores/dynamodb/model.test.ts',
+  // dynalite answers one write after another, in JavaScript: beside two other files, 100 concurrent
+  // claims of one event passed the suite's 5 s call deadline.
+  'test/stores/dynamodb/conformance.test.ts',
+  'test/inbox/sigkill.test.ts',
+  'test/sqs/sigkill.test.ts',
+  'test/pg-boss/sigkill.test.ts',
+  'test/rabbitmq/sigkill.test.ts',
+  'test/nats/sigkill.test.ts',
+  'test/stores/redis/faults.test.ts',
+  'test/stores/redis/cluster-faults.test.ts',
+  'test/stores/redis/multi-process.test.ts',
+  'test/stores/redis/lambda-cold-start.test.ts',
+  'test/stores/postgres/pool-errors.test.ts',
+  'test/stores/dynamodb/faults.test.ts',
+  'test/stores/dynamodb/multi-process.test.ts',
+  'test/inbox/door-outage.test.ts',
+  'test/inbox/worker-lifecycle.test.ts',
+  'test/rabbitmq/reconnect.test.ts',
+  'test/nats/door.test.ts',
+  'test/nats/server-restart.test.ts',
+  'test/sqs/door.test.ts',
+  // A sliding window of handler starts, stamped by the worker after its grant: an event loop that lags
+  // behind a busy neighbour stamps a start late, and a window then seems to hold one start too many.
+  'test/inbox/flow-control.test.ts',
+  'test/pg-boss/flow-control.test.ts',
+  'test/sqs/flow-control.test.ts',
+  // Figures logged on an interval, and a backlog seen at a given tick.
+  'test/inbox/monitor.test.ts',
+];
+
+/**
  * How the tiers share the machine (measured on the 2-core CI machine; see the README's testing section).
- * `npm run test:all` runs them one after another (`sequence.groupOrder`), never side by side: the unit
- * tier keeps every core busy, the package tier builds (tsup, `next build`, npm pack), and the
- * integration tier's fault tests time outages in hundreds of milliseconds, which a busy machine blurs.
- * Inside a tier, files run side by side where that is safe:
- * - unit: CPU-bound and self-contained, as many files as cores (2 at least: 54 s → 31 s on 2 cores);
- * - integration: one file at a time. Two at a time saved about 20 s but failed CI twice in a day: the
- *   SIGKILL test's three workers and door beside the Redis multi-process test's 2,000 concurrent
- *   requests put store calls past their 2 s deadline (a 503 where 200 or 409 is expected). Those
- *   deadlines and outages are what these tests check, so each file gets the machine to itself;
- * - package: one file at a time (it builds and installs; fan-out uses the Redis on 6379 with its own
- *   key prefix).
+ * `npm run test:all` runs them one group after another (`sequence.groupOrder`): the unit, types and
+ * checks tiers together (CPU-bound, self-contained), then the integration tier, then integration-solo,
+ * then the package tier. Never a CPU-bound tier beside an integration tier, whose store calls have
+ * deadlines of a second or two. Inside a tier:
+ * - unit and checks: as many files as cores (2 at least);
+ * - integration: three files at a time (they wait on servers far more than they compute), and the
+ *   Redis store's conformance suite runs its tests side by side within its file too (each test uses
+ *   fresh ids; the suite's TSDoc says so; PostgreSQL's and dynalite's stay one at a time, whose calls
+ *   then passed the suite's call deadline on a loaded machine);
+ * - integration-solo: one file at a time (SOLO_TESTS says why);
+ * - package: two files at a time: each packs, installs and runs in a folder of its own (the docs'
+ *   projects made as Getting started says are shared by rename, which tolerates two makers), servers
+ *   listen on free ports, and fan-out uses the Redis on 6379 with its own key prefix.
  */
 const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
+const INTEGRATION_WORKERS = 3;
+const PACKAGE_WORKERS = 2;
 
 /**
  * Files that check what no Node line changes: the store checker's model runs (each store against its
  * server's semantics, about 90 s together), the SIGKILL runs (thousands of events through worker
  * processes killed one after another, per engine, about 80 s together), the conformance suites (about
  * 60 s), TypeScript's verdict on the declarations (tsc 5 and 7 on a consumer project, about 27 s), the
- * other runtimes (Bun, Deno, workerd run the examples, not Node), the testing library's self-tests
- * against their zoos of broken stores and engines (about 32 s), and the dashboard in Chromium (about
+ * other runtimes (Bun, Deno, workerd run the examples, not Node), the checks tier (the testing
+ * library's self-tests against its zoos, about 2 minutes of CPU), and the dashboard in Chromium (about
  * 20 s).
  * `.ci/run` runs them once, on the oldest line, and sets `SKIP_LINE_INDEPENDENT=1` for the others,
  * where every engine's and store's other tests still run. An environment variable, because vitest's
@@ -94,7 +171,6 @@ const LINE_INDEPENDENT_TESTS = [
   'test/types/declaration-merging.package.test.ts',
   'test/runtimes/**/*.test.ts',
   'test/opentelemetry/workerd.package.test.ts',
-  'test/testing/{inbox-zoo,store-zoo-real-clock}.test.ts',
   // The dashboard in Chromium: what it checks is the page and the browser's rules (origins, DNS
   // rebinding); the server under it is node:http, whose Node-line behaviour the other tiers cover.
   'test/dashboard/browser.package.test.ts',
@@ -129,10 +205,12 @@ const NODE_LINE_INTEGRATION_TESTS = [
   'test/nats/door.test.ts',
   'test/nats/server-restart.test.ts',
 ];
-// Named file by file, so a renamed file fails here rather than silently leaving the other lines.
-for (const file of NODE_LINE_INTEGRATION_TESTS)
+// Named file by file, so a renamed file fails here rather than silently leaving a tier or a line.
+for (const file of [...NODE_LINE_INTEGRATION_TESTS, ...SOLO_TESTS, ...CHECK_TESTS])
   if (!existsSync(new URL(file, import.meta.url)))
     throw new Error(`vitest.config.ts: ${file} does not exist.`);
+const lineIntegration = (solo: boolean) =>
+  NODE_LINE_INTEGRATION_TESTS.filter((file) => SOLO_TESTS.includes(file) === solo);
 
 export default defineConfig({
   resolve: { alias: packageAliases },
@@ -149,9 +227,31 @@ export default defineConfig({
             ...configDefaults.exclude,
             ...INTEGRATION_TESTS,
             ...PACKAGE_TESTS,
+            ...CHECK_TESTS,
+            ...TYPE_TESTS,
             ...skipLineIndependent,
           ],
+          maxWorkers: UNIT_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'types',
+          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? [] : TYPE_TESTS,
+          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS],
+          passWithNoTests: true,
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'checks',
+          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? [] : CHECK_TESTS,
+          passWithNoTests: true,
           maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },
         },
@@ -160,11 +260,20 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include:
-            process.env.SKIP_LINE_INDEPENDENT === '1' ? NODE_LINE_INTEGRATION_TESTS : INTEGRATION_TESTS,
-          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...skipLineIndependent],
-          maxWorkers: 1,
+          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? lineIntegration(false) : INTEGRATION_TESTS,
+          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...SOLO_TESTS, ...skipLineIndependent],
+          maxWorkers: INTEGRATION_WORKERS,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-solo',
+          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? lineIntegration(true) : SOLO_TESTS,
+          exclude: [...configDefaults.exclude, ...skipLineIndependent],
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -174,8 +283,8 @@ export default defineConfig({
           include: PACKAGE_TESTS,
           exclude: [...configDefaults.exclude, ...skipLineIndependent],
           globalSetup: ['test/support/build.global-setup.ts'],
-          maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          maxWorkers: PACKAGE_WORKERS,
+          sequence: { groupOrder: 3 },
         },
       },
     ],

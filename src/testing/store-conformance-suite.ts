@@ -15,7 +15,12 @@ export interface StoreConformanceOptions {
   createStore: () => IdempotencyStore | Promise<IdempotencyStore>;
   /** Called after each test with the store it used. */
   teardown?: (store: IdempotencyStore) => void | Promise<void>;
-  /** The runner's `describe`. */
+  /**
+   * The runner's `describe`. Each test makes its store with `createStore` and uses ids of its own, so
+   * the tests may run side by side: pass vitest's `describe.concurrent` where the server answers
+   * concurrent calls within the suite's call deadline (most of the suite's time is spent waiting for
+   * leases and TTLs to end, which then overlaps).
+   */
   describe: (name: string, body: () => void) => unknown;
   /** The runner's `test` (or `it`); the third argument is a timeout in ms. */
   test: (name: string, body: () => Promise<void>, timeoutMs?: number) => unknown;

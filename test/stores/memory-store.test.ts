@@ -9,7 +9,7 @@ import { SYNCHRONOUS_CALLS, synchronousCallsOf } from '../../src/synchronous-sto
 storeConformanceSuite({
   name: 'MemoryStore',
   createStore: () => new MemoryStore(),
-  describe,
+  describe: describe.concurrent,
   test,
   ordering: true,
 });

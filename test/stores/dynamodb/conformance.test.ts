@@ -45,6 +45,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+// One test at a time, unlike the Redis and PostgreSQL suites: dynalite answers the writes above one
+// after another, and with the tests side by side 20 of them passed their 5 s call deadline on a
+// loaded machine.
 storeConformanceSuite({
   name: 'DynamoDBStore (dynalite)',
   createStore: () => new DynamoDBStore({ client, tableName }),

@@ -29,7 +29,7 @@ afterAll(async () => {
 storeConformanceSuite({
   name: 'RedisStore (standalone)',
   createStore: () => new RedisStore({ client: redis }),
-  describe,
+  describe: describe.concurrent,
   test,
   ordering: true,
 });
@@ -37,7 +37,7 @@ storeConformanceSuite({
 storeConformanceSuite({
   name: 'RedisStore (Cluster, 3 masters)',
   createStore: () => new RedisStore({ client: clusterClient, prefix: 'conformance:' }),
-  describe,
+  describe: describe.concurrent,
   test,
   ordering: true,
 });
@@ -45,7 +45,7 @@ storeConformanceSuite({
 storeConformanceSuite({
   name: 'RedisStore (standalone, enableAutoPipelining)',
   createStore: () => new RedisStore({ client: pipelined, prefix: 'pipelined:' }),
-  describe,
+  describe: describe.concurrent,
   test,
   ordering: true,
 });
@@ -53,7 +53,7 @@ storeConformanceSuite({
 storeConformanceSuite({
   name: 'RedisStore (Cluster, 3 masters, enableAutoPipelining)',
   createStore: () => new RedisStore({ client: pipelinedCluster, prefix: 'pipelined:' }),
-  describe,
+  describe: describe.concurrent,
   test,
   ordering: true,
 });
