@@ -4,13 +4,10 @@
  * figures and the dead letters, streams them, and shows, replays and removes them through the same
  * admin the CLI's `inbox` command uses.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, test } from 'vitest';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
-import { writeStandInPage } from '../dashboard/support.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
+import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
 import { RedisServer } from '../support/redis-servers.js';
@@ -20,7 +17,6 @@ const TOKEN = 'inbox-panel-token';
 let redis: RedisServer;
 let door: Door;
 let dev: DevServer;
-let folder: string;
 let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
@@ -36,14 +32,9 @@ beforeAll(async () => {
     handler: crm.handler,
   });
   const admin = inboxAdmin({ connection: redis.url, queueName });
-  folder = await mkdtemp(join(tmpdir(), 'dev-inbox-'));
-  await writeStandInPage(folder);
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-inbox', {
     forward: door.url,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: folder,
     token: TOKEN,
     inbox: admin,
   });
@@ -58,7 +49,6 @@ afterAll(async () => {
   await closeAll?.();
   await door?.close();
   await redis?.destroy();
-  await rm(folder, { recursive: true, force: true });
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>

@@ -5,15 +5,12 @@
  * dashboard and the CLI's `inbox` command use. The tools without an inbox are in
  * test/dashboard/mcp.test.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DeadLetter } from 'service-webhooks';
 import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { connectMcp, eventually, type McpTestClient } from '../dashboard/mcp-client.js';
-import { writeStandInPage } from '../dashboard/support.js';
+import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
@@ -23,7 +20,6 @@ let redis: RedisServer;
 let door: Door;
 let dev: DevServer;
 let mcp: McpTestClient;
-let folder: string;
 let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
@@ -39,13 +35,9 @@ beforeAll(async () => {
     handler: crm.handler,
   });
   const admin = inboxAdmin({ connection: redis.url, queueName });
-  folder = await mkdtemp(join(tmpdir(), 'dev-mcp-inbox-'));
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-mcp-inbox', {
     forward: door.url,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: await writeStandInPage(folder),
     token: TOKEN,
     inbox: admin,
   });
@@ -62,7 +54,6 @@ afterAll(async () => {
   await closeAll?.();
   await door?.close();
   await redis?.destroy();
-  await rm(folder, { recursive: true, force: true });
 });
 
 type Listed = { engine: string; total: number; stats: { deadLettered: number }; dead_letters: DeadLetter[] };
