@@ -4,51 +4,31 @@
  * figures and the dead letters, streams them, and shows, replays and removes them through the same
  * admin the CLI's `inbox` command uses.
  */
-import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, test } from 'vitest';
 import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
-import { RedisServer } from '../support/redis-servers.js';
-import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
 
 const TOKEN = 'inbox-panel-token';
-let redis: RedisServer;
-let door: Door;
+let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;
 let dev: DevServer;
-let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
 beforeAll(async () => {
-  redis = await RedisServer.start();
-  const queueName = uniqueName('dev-dashboard');
-  const storePrefix = `${queueName}:store:`;
-  door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const worker = await startOneAttemptWorker({
-    redisUrl: redis.url,
-    queueName,
-    storePrefix,
-    handler: crm.handler,
-  });
-  const admin = inboxAdmin({ connection: redis.url, queueName });
+  inbox = await startDeadLetteringInbox('dev-dashboard', crm.handler);
   dev = await startTestDevServer('dev-inbox', {
-    forward: door.url,
+    forward: inbox.door.url,
     secret: SECRET,
     token: TOKEN,
-    inbox: admin,
+    inbox: inbox.admin,
   });
-  closeAll = async () => {
-    await dev.close();
-    await admin.close();
-    await worker.close();
-  };
 });
 
 afterAll(async () => {
-  await closeAll?.();
-  await door?.close();
-  await redis?.destroy();
+  await dev?.close();
+  await inbox?.close();
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>

@@ -6,54 +6,34 @@
  * test/dashboard/mcp.test.ts.
  */
 import type { DeadLetter } from 'service-webhooks';
-import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { connectMcp, eventually, type McpTestClient } from '../dashboard/mcp-client.js';
 import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
-import { RedisServer } from '../support/redis-servers.js';
-import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
 
 const TOKEN = 'inbox-mcp-token-of-some-length';
-let redis: RedisServer;
-let door: Door;
+let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;
 let dev: DevServer;
 let mcp: McpTestClient;
-let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
 beforeAll(async () => {
-  redis = await RedisServer.start();
-  const queueName = uniqueName('dev-mcp');
-  const storePrefix = `${queueName}:store:`;
-  door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const worker = await startOneAttemptWorker({
-    redisUrl: redis.url,
-    queueName,
-    storePrefix,
-    handler: crm.handler,
-  });
-  const admin = inboxAdmin({ connection: redis.url, queueName });
+  inbox = await startDeadLetteringInbox('dev-mcp', crm.handler);
   dev = await startTestDevServer('dev-mcp-inbox', {
-    forward: door.url,
+    forward: inbox.door.url,
     secret: SECRET,
     token: TOKEN,
-    inbox: admin,
+    inbox: inbox.admin,
   });
   mcp = await connectMcp(dev.mcpUrl, TOKEN);
-  closeAll = async () => {
-    await mcp.close();
-    await dev.close();
-    await admin.close();
-    await worker.close();
-  };
 });
 
 afterAll(async () => {
-  await closeAll?.();
-  await door?.close();
-  await redis?.destroy();
+  await mcp?.close();
+  await dev?.close();
+  await inbox?.close();
 });
 
 type Listed = { engine: string; total: number; stats: { deadLettered: number }; dead_letters: DeadLetter[] };
