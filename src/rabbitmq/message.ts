@@ -10,8 +10,6 @@ import {
   entryFromNamed,
   META_NAMES,
   metaFromNamed,
-  type NamedFailure,
-  type NamedMeta,
   namedValues,
   namedWhole,
 } from '../inbox/named-meta.js';
@@ -34,8 +32,13 @@ export const HEADER = META_NAMES;
  * const failure: FailureRecord = { reason: 'last-attempt', attempts: 3, lastError: 'handler_failed: boom', stack: '', failedAt: Date.now(), lastAttemptAt: Date.now() };
  * ```
  */
-export interface FailureRecord extends NamedFailure {
+export interface FailureRecord {
   readonly reason: 'poison' | 'last-attempt' | 'crashed';
+  readonly attempts: number;
+  readonly lastError: string;
+  readonly stack: string;
+  readonly failedAt: number;
+  readonly lastAttemptAt: number;
 }
 
 /**
@@ -47,7 +50,17 @@ export interface FailureRecord extends NamedFailure {
  * const meta: MessageMeta = { attempt: 1, enqueuedAt: Date.now() };
  * ```
  */
-export type MessageMeta = NamedMeta<FailureRecord>;
+export interface MessageMeta {
+  readonly attempt: number;
+  /** The seal of `attempt` beyond the first (`webhooks.sealAttempt`); a replay, back at 1, has none. */
+  readonly attemptSeal?: string | undefined;
+  readonly enqueuedAt: number;
+  readonly traceparent?: string | undefined;
+  readonly replay?: { readonly id: string; readonly of: string } | undefined;
+  readonly notBefore?: number | undefined;
+  readonly crashes?: number | undefined;
+  readonly failure?: FailureRecord | undefined;
+}
 
 /**
  * A message as the inbox publishes it: the body and the headers.

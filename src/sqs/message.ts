@@ -6,15 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { InboxEntry } from 'service-webhooks/core';
-import {
-  entryBody,
-  entryFromNamed,
-  META_NAMES,
-  metaFromNamed,
-  type NamedFailure,
-  type NamedMeta,
-  namedValues,
-} from '../inbox/named-meta.js';
+import { entryBody, entryFromNamed, META_NAMES, metaFromNamed, namedValues } from '../inbox/named-meta.js';
 
 /** SQS writes no crash count: a crashed worker's message comes back by its visibility timeout. */
 const { crashes: _crashes, ...attributeNames } = META_NAMES;
@@ -76,8 +68,13 @@ export const SQS_MAX_ID_CHARS = 128;
  * const failure: FailureRecord = { reason: 'last-attempt', attempts: 3, lastError: 'handler_failed: boom', stack: '', failedAt: Date.now(), lastAttemptAt: Date.now() };
  * ```
  */
-export interface FailureRecord extends NamedFailure {
+export interface FailureRecord {
   readonly reason: 'poison' | 'last-attempt';
+  readonly attempts: number;
+  readonly lastError: string;
+  readonly stack: string;
+  readonly failedAt: number;
+  readonly lastAttemptAt: number;
 }
 
 /**
@@ -88,7 +85,16 @@ export interface FailureRecord extends NamedFailure {
  * const meta: MessageMeta = { attempt: 1, enqueuedAt: Date.now() };
  * ```
  */
-export type MessageMeta = Omit<NamedMeta<FailureRecord>, 'crashes'>;
+export interface MessageMeta {
+  readonly attempt: number;
+  /** The seal of `attempt` beyond the first (`webhooks.sealAttempt`); a replay, back at 1, has none. */
+  readonly attemptSeal?: string | undefined;
+  readonly enqueuedAt: number;
+  readonly traceparent?: string | undefined;
+  readonly replay?: { readonly id: string; readonly of: string } | undefined;
+  readonly notBefore?: number | undefined;
+  readonly failure?: FailureRecord | undefined;
+}
 
 /**
  * A message as the SDK sends it: body and attributes.
