@@ -8,7 +8,6 @@ import type { Worker } from 'bullmq';
 import type { InboxStats } from 'service-webhooks/core';
 import {
   ConfigurationError,
-  INBOX_DEFAULTS,
   type InboxBackoff,
   type InboxFlowOptions,
   type InboxLogger,
@@ -16,15 +15,9 @@ import {
   type ProcessResult,
   type Webhooks,
 } from 'service-webhooks/core';
-import { type Schedule, schedule } from '../inbox/backoff.js';
+import type { Schedule } from '../inbox/backoff.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
-import {
-  acceptUnsealedOption,
-  checkReceiver,
-  flowSettings,
-  monitorSettings,
-  wholeOption,
-} from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
 import { RedisFlowControl } from '../stores/redis-flow-control.js';
 import {
   type InboxConnection,
@@ -234,34 +227,22 @@ interface WorkerSettings {
 function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): WorkerSettings {
   checkReceiver(webhooks, WHAT);
   const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, WHAT);
-  const concurrency = wholeOption(WHAT, 'concurrency', options.concurrency, 10);
-  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
-  const retries = schedule(options.backoff, WHAT);
-  const handlerTimeoutMs =
-    options.handlerTimeoutMs === undefined
-      ? undefined
-      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const shared = workerSettings(WHAT, options);
   const lockDuration = wholeOption(WHAT, 'lockDurationMs', options.lockDurationMs, 30_000);
   const stalledInterval = wholeOption(WHAT, 'stalledIntervalMs', options.stalledIntervalMs, 30_000);
   const maxStalledCount = wholeOption(WHAT, 'maxStalledCount', options.maxStalledCount, 5, 0);
   const keepCompleted = wholeOption(WHAT, 'keepCompleted', options.keepCompleted, 1_000, 0);
   const closeTimeoutMs = wholeOption(WHAT, 'closeTimeoutMs', options.closeTimeoutMs, 10_000, 0);
   checkBlockingClient(options.connection, WHAT);
-  const monitor = monitorSettings(WHAT, options.monitor);
   return {
+    ...shared,
     queueName,
     prefix,
-    concurrency,
-    attempts,
-    retries,
-    handlerTimeoutMs,
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
     lockDuration,
     stalledInterval,
     maxStalledCount,
     keepCompleted,
     closeTimeoutMs,
-    monitor,
   };
 }
 

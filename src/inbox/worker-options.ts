@@ -6,11 +6,73 @@ import {
   ConfigurationError,
   type FlowControl,
   type FlowControlSource,
+  INBOX_DEFAULTS,
+  type InboxBackoff,
   type InboxFlowOptions,
   type InboxMonitorOptions,
   type Webhooks,
 } from 'service-webhooks/core';
+import { schedule } from './backoff.js';
 import type { FlowSettings } from './flow-gate.js';
+import type { RunnerSettings } from './runner.js';
+import type { WorkerSettings } from './worker.js';
+
+/** The options every engine's runner takes, under the same names (the SQS Lambda handler's too). */
+interface RunnerOptions {
+  readonly attempts?: number;
+  readonly backoff?: InboxBackoff;
+  readonly handlerTimeoutMs?: number;
+  readonly acceptUnsealedEntries?: boolean;
+}
+
+/** The options every engine's long-running worker takes, under the same names. */
+interface WorkerOptions extends RunnerOptions {
+  readonly concurrency?: number;
+  readonly monitor?: InboxMonitorOptions | false;
+}
+
+/**
+ * `attempts`, `backoff`, `handlerTimeoutMs` and `acceptUnsealedEntries` checked and with their
+ * defaults, the same on every engine: one place, so that no engine drifts from the others.
+ *
+ * @example
+ * ```ts
+ * const settings = runnerSettings('sqsHandler()', { attempts: 20 });
+ * ```
+ */
+export function runnerSettings(what: string, options: RunnerOptions): RunnerSettings {
+  return {
+    attempts: wholeOption(what, 'attempts', options.attempts, INBOX_DEFAULTS.attempts),
+    retries: schedule(options.backoff, what),
+    handlerTimeoutMs:
+      options.handlerTimeoutMs === undefined
+        ? undefined
+        : wholeOption(what, 'handlerTimeoutMs', options.handlerTimeoutMs, 0),
+    acceptUnsealedEntries: acceptUnsealedOption(what, options.acceptUnsealedEntries),
+  };
+}
+
+/**
+ * {@link runnerSettings} and a worker's `concurrency` (default 10, at most `maxConcurrency`: an
+ * engine whose prefetch has a ceiling says so) and `monitor`; the engine adds its own settings and
+ * its `flow` (see {@link flowSettings}).
+ *
+ * @example
+ * ```ts
+ * const settings = { ...workerSettings('startNatsWorker()', options), flow: flowSettings(WHAT, stream, options, undefined) };
+ * ```
+ */
+export function workerSettings(
+  what: string,
+  options: WorkerOptions,
+  maxConcurrency = Number.MAX_SAFE_INTEGER,
+): WorkerSettings {
+  return {
+    concurrency: wholeOption(what, 'concurrency', options.concurrency, 10, 1, maxConcurrency),
+    ...runnerSettings(what, options),
+    monitor: monitorSettings(what, options.monitor),
+  };
+}
 
 /** `value` when it is a whole number from `min` to `max`, `fallback` when it is not given. */
 export function wholeOption(

@@ -6,24 +6,16 @@
  */
 import { type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import {
-  INBOX_DEFAULTS,
-  type InboxBackoff,
-  type InboxFlowOptions,
-  type InboxLogger,
-  type InboxMonitorOptions,
-  type InboxStats,
-  type Webhooks,
+import type {
+  InboxBackoff,
+  InboxFlowOptions,
+  InboxLogger,
+  InboxMonitorOptions,
+  InboxStats,
+  Webhooks,
 } from 'service-webhooks/core';
-import { schedule } from '../inbox/backoff.js';
 import { InboxWorkerCore, type WorkerSettings } from '../inbox/worker.js';
-import {
-  acceptUnsealedOption,
-  checkReceiver,
-  flowSettings,
-  monitorSettings,
-  wholeOption,
-} from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
 import { type NatsInboxConnection, openConnection } from './connection.js';
 import { copyMessageId, entryOf, headersOf, metaOf, type NatsInboxNames, natsInboxNames } from './message.js';
 import { ensureConsumer, ensureStreams } from './streams.js';
@@ -122,19 +114,11 @@ function resolve(webhooks: Webhooks, options: NatsWorkerOptions): Settings {
   checkReceiver(webhooks, WHAT);
   return {
     names: natsInboxNames(options?.stream, WHAT),
-    concurrency: wholeOption(WHAT, 'concurrency', options.concurrency, 10),
-    attempts: wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts),
-    retries: schedule(options.backoff, WHAT),
-    handlerTimeoutMs:
-      options.handlerTimeoutMs === undefined
-        ? undefined
-        : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0),
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
+    ...workerSettings(WHAT, options),
     ackWaitMs: wholeOption(WHAT, 'ackWaitMs', options.ackWaitMs, 30_000, 300),
     maxDeliveries: wholeOption(WHAT, 'maxDeliveries', options.maxDeliveries, 20, 2),
     pollMs: wholeOption(WHAT, 'pollMs', options.pollMs, 5_000, 1_000),
     publishTimeoutMs: wholeOption(WHAT, 'publishTimeoutMs', options.publishTimeoutMs, 5_000),
-    monitor: monitorSettings(WHAT, options.monitor),
     // JetStream keeps no state workers could share for this: `flowControl` names where (a Redis or
     // PostgreSQL), as for SQS.
     flow: flowSettings(WHAT, natsInboxNames(options?.stream, WHAT).stream, options, undefined),

@@ -7,23 +7,16 @@
 import type { InboxStats } from 'service-webhooks/core';
 import {
   ConfigurationError,
-  INBOX_DEFAULTS,
   type InboxBackoff,
   type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type Webhooks,
 } from 'service-webhooks/core';
-import { type Schedule, schedule } from '../inbox/backoff.js';
+import type { Schedule } from '../inbox/backoff.js';
 import type { FlowSettings } from '../inbox/flow-gate.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
-import {
-  acceptUnsealedOption,
-  checkReceiver,
-  flowSettings,
-  monitorSettings,
-  wholeOption,
-} from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
 import { PostgresFlowControl } from '../stores/postgres-flow-control.js';
 import { checkBoss, checkQueueName, ensureQueues, type PgBossLike } from './job.js';
 import { checkSchema } from './stats.js';
@@ -134,10 +127,8 @@ interface WorkerSettings {
 function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettings {
   checkReceiver(webhooks, WHAT);
   const boss = checkBoss(options?.boss, WHAT);
-  const handlerTimeoutMs =
-    options.handlerTimeoutMs === undefined
-      ? undefined
-      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
+  const shared = workerSettings(WHAT, options);
+  const { handlerTimeoutMs } = shared;
   const expireInSeconds = wholeOption(WHAT, 'expireInSeconds', options.expireInSeconds, 900);
   // The receiver's own budget is not visible from here: checked when the worker is given one.
   if (handlerTimeoutMs !== undefined && expireInSeconds * 1000 <= handlerTimeoutMs) {
@@ -149,15 +140,10 @@ function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettin
     boss,
     queue: checkQueueName(options.queue, WHAT),
     schema: checkSchema(options.schema, WHAT),
-    concurrency: wholeOption(WHAT, 'concurrency', options.concurrency, 10),
-    attempts: wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts),
-    retries: schedule(options.backoff, WHAT),
-    handlerTimeoutMs,
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
+    ...shared,
     expireInSeconds,
     maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 5, 0),
     pollIntervalMs: wholeOption(WHAT, 'pollIntervalMs', options.pollIntervalMs, 500, 10),
-    monitor: monitorSettings(WHAT, options.monitor),
     // The shared state is pg-boss's own database (a table of its own, beside pg-boss's schema).
     flow: flowSettings(WHAT, checkQueueName(options.queue, WHAT), options, () => {
       const db = boss.getDb();

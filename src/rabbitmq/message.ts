@@ -5,37 +5,24 @@
  * headers, so a copy never rewrites the bytes the door sealed.
  */
 import type { InboxEntry } from 'service-webhooks/core';
+import {
+  entryBody,
+  entryFromNamed,
+  META_NAMES,
+  metaFromNamed,
+  namedValues,
+  namedWhole,
+} from '../inbox/named-meta.js';
 
 /**
- * The header names the inbox writes.
+ * The header names the inbox writes (the names SQS's attributes use too).
  *
  * @example
  * ```ts
  * const attempt = Number(message.properties.headers?.[HEADER.attempt] ?? 1);
  * ```
  */
-export const HEADER = Object.freeze({
-  /** The attempt this message is, from 1: the attempt count travels with the message. */
-  attempt: 'sw-attempt',
-  /** A retry copy's seal of its attempt (`webhooks.sealAttempt`): a changed `sw-attempt` is refused. */
-  attemptSeal: 'sw-attempt-seal',
-  /** When the door wrote the event (Unix ms): kept across copies and dead letters. */
-  enqueuedAt: 'sw-enqueued-at',
-  /** The door's W3C trace context. */
-  traceparent: 'sw-traceparent',
-  /** A replay: `<replay id> <dead letter's message id>`. */
-  replay: 'sw-replay',
-  /** A copy's earliest start (Unix ms): a worker that receives it before then holds it back again. */
-  notBefore: 'sw-not-before',
-  /** Times a worker stopped while it held this event, over every copy before this one. */
-  crashes: 'sw-crashes',
-  /** A dead letter's cause, as JSON ({@link FailureRecord}). */
-  failure: 'sw-failure',
-});
-
-/** The longest `lastError` and stack a dead letter carries. */
-const MAX_ERROR_CHARS = 1_000;
-const MAX_STACK_CHARS = 4_000;
+export const HEADER = META_NAMES;
 
 /**
  * Why an event was dead-lettered, as a dead letter's `sw-failure` header holds it.
@@ -55,7 +42,8 @@ export interface FailureRecord {
 }
 
 /**
- * What travels beside the entry in headers.
+ * What travels beside the entry in headers: the attempt with its seal, when the door wrote it, and
+ * the optional parts (trace context, replay, earliest start, crashes, a dead letter's cause).
  *
  * @example
  * ```ts
@@ -117,12 +105,7 @@ export interface ReceivedMessage {
  * ```
  */
 export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage {
-  const fields = { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex };
-  const body = Buffer.from(
-    JSON.stringify(typeof entry.seal === 'string' ? { ...fields, seal: entry.seal } : fields),
-    'utf8',
-  );
-  return { body, headers: headersOf(meta, entry.traceparent) };
+  return { body: Buffer.from(entryBody(entry), 'utf8'), headers: namedValues(meta, entry.traceparent) };
 }
 
 /**
@@ -134,26 +117,7 @@ export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage
  * ```
  */
 export function headersOf(meta: MessageMeta, traceparent?: unknown): Record<string, string | number> {
-  const headers: Record<string, string | number> = {
-    [HEADER.attempt]: meta.attempt,
-    [HEADER.enqueuedAt]: meta.enqueuedAt,
-  };
-  if (meta.attempt !== 1 && typeof meta.attemptSeal === 'string')
-    headers[HEADER.attemptSeal] = meta.attemptSeal;
-  const trace = meta.traceparent ?? traceparent;
-  if (typeof trace === 'string' && trace !== '') headers[HEADER.traceparent] = trace;
-  if (meta.replay) headers[HEADER.replay] = `${meta.replay.id} ${meta.replay.of}`;
-  if (meta.notBefore !== undefined) headers[HEADER.notBefore] = meta.notBefore;
-  if (meta.crashes !== undefined && meta.crashes > 0) headers[HEADER.crashes] = meta.crashes;
-  if (meta.failure) {
-    const failure: FailureRecord = {
-      ...meta.failure,
-      lastError: meta.failure.lastError.slice(0, MAX_ERROR_CHARS),
-      stack: meta.failure.stack.slice(0, MAX_STACK_CHARS),
-    };
-    headers[HEADER.failure] = JSON.stringify(failure);
-  }
-  return headers;
+  return namedValues(meta, traceparent);
 }
 
 /**
@@ -167,27 +131,7 @@ export function headersOf(meta: MessageMeta, traceparent?: unknown): Record<stri
  * ```
  */
 export function entryOf(message: ReceivedMessage): InboxEntry {
-  let data: Partial<InboxEntry> | undefined;
-  try {
-    data = JSON.parse(message.body.toString('utf8')) as Partial<InboxEntry>;
-  } catch {
-    // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
-  }
-  if (typeof data !== 'object' || data === null) data = undefined;
-  const { headers } = message;
-  const entry: { -readonly [K in keyof InboxEntry]: InboxEntry[K] } = {
-    event: data?.event as InboxEntry['event'],
-    receivedAt: data?.receivedAt as number,
-    secretIndex: data?.secretIndex as number,
-  };
-  if (data?.seal !== undefined) entry.seal = data.seal;
-  const traceparent = text(headers[HEADER.traceparent]);
-  if (traceparent !== undefined) entry.traceparent = traceparent;
-  const attempt = wholeNumber(headers[HEADER.attempt]);
-  if (attempt !== undefined) entry.attempt = attempt;
-  const attemptSeal = text(headers[HEADER.attemptSeal]);
-  if (attemptSeal !== undefined) entry.attemptSeal = attemptSeal;
-  return entry;
+  return entryFromNamed(message.body.toString('utf8'), (name) => message.headers[name]);
 }
 
 /**
@@ -200,30 +144,9 @@ export function entryOf(message: ReceivedMessage): InboxEntry {
  */
 export function metaOf(message: ReceivedMessage): MessageMeta {
   const { headers } = message;
-  const attempt = wholeNumber(headers[HEADER.attempt]) ?? 1;
-  const replayText = text(headers[HEADER.replay]);
-  const space = replayText?.indexOf(' ') ?? -1;
-  let failure: FailureRecord | undefined;
-  const failureText = text(headers[HEADER.failure]);
-  if (failureText !== undefined) {
-    try {
-      failure = JSON.parse(failureText) as FailureRecord;
-    } catch {
-      failure = undefined;
-    }
-  }
   return {
-    attempt: Math.max(1, attempt),
-    attemptSeal: text(headers[HEADER.attemptSeal]),
-    enqueuedAt: wholeNumber(headers[HEADER.enqueuedAt]) ?? message.publishedAt ?? Date.now(),
-    traceparent: text(headers[HEADER.traceparent]),
-    replay:
-      replayText !== undefined && space > 0
-        ? { id: replayText.slice(0, space), of: replayText.slice(space + 1) }
-        : undefined,
-    notBefore: wholeNumber(headers[HEADER.notBefore]),
-    crashes: Math.max(0, wholeNumber(headers[HEADER.crashes]) ?? 0),
-    failure,
+    ...metaFromNamed<FailureRecord>((name) => headers[name], message.publishedAt),
+    crashes: Math.max(0, namedWhole(headers[HEADER.crashes]) ?? 0),
   };
 }
 
@@ -252,22 +175,11 @@ export function receivedOf(message: {
     body: message.content,
     headers,
     publishedAt: typeof timestamp === 'number' ? normaliseTimestamp(timestamp) : undefined,
-    deliveryCount: Math.max(0, wholeNumber(headers['x-delivery-count']) ?? 0),
+    deliveryCount: Math.max(0, namedWhole(headers['x-delivery-count']) ?? 0),
   };
 }
 
 /** AMQP timestamps are seconds; the inbox writes milliseconds, and reads either. */
 function normaliseTimestamp(value: number): number {
   return value < 10_000_000_000 ? value * 1000 : value;
-}
-
-function text(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  return undefined;
-}
-
-function wholeNumber(value: unknown): number | undefined {
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
-  return Number.isSafeInteger(number) ? number : undefined;
 }

@@ -3,25 +3,17 @@
  * `webhooks.process`, retries it on the receiver's own schedule through the holding queues, and
  * dead-letters it after the last attempt; it opens a lost connection again by itself.
  */
-import {
-  INBOX_DEFAULTS,
-  type InboxBackoff,
-  type InboxFlowOptions,
-  type InboxLogger,
-  type InboxMonitorOptions,
-  type InboxStats,
-  type Webhooks,
+import type {
+  InboxBackoff,
+  InboxFlowOptions,
+  InboxLogger,
+  InboxMonitorOptions,
+  InboxStats,
+  Webhooks,
 } from 'service-webhooks/core';
-import { schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
-import {
-  acceptUnsealedOption,
-  checkReceiver,
-  flowSettings,
-  monitorSettings,
-  wholeOption,
-} from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
 import { checkQueueName, checkUrl, queuesOf } from './topology.js';
 import { type RabbitMQDelivery, RabbitMQTransport } from './transport.js';
 
@@ -133,19 +125,10 @@ export function startRabbitMQWorker(webhooks: Webhooks, options: RabbitMQWorkerO
   checkReceiver(webhooks, WHAT);
   const url = checkUrl(options?.url, WHAT);
   const queue = checkQueueName(options.queue, WHAT);
-  const concurrency = wholeOption(WHAT, 'concurrency', options.concurrency, 10, 1, 65_535);
-  const handlerTimeoutMs =
-    options.handlerTimeoutMs === undefined
-      ? undefined
-      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
   const settings = {
-    concurrency,
-    attempts: wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts, 1),
-    retries: schedule(options.backoff, WHAT),
-    handlerTimeoutMs,
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
+    // A channel's prefetch (the concurrency) is a 16-bit count in AMQP.
+    ...workerSettings(WHAT, options, 65_535),
     maxCrashes: wholeOption(WHAT, 'maxCrashes', options.maxCrashes, 10, 0),
-    monitor: monitorSettings(WHAT, options.monitor),
     // RabbitMQ keeps no state workers could share for this: `flowControl` names where (a Redis or
     // PostgreSQL), as for SQS.
     flow: flowSettings(WHAT, queue, options, undefined),
@@ -154,7 +137,7 @@ export function startRabbitMQWorker(webhooks: Webhooks, options: RabbitMQWorkerO
   const transport = new RabbitMQTransport({
     url,
     queues: queuesOf(queue),
-    prefetch: concurrency,
+    prefetch: settings.concurrency,
     confirmTimeoutMs: wholeOption(WHAT, 'confirmTimeoutMs', options.confirmTimeoutMs, 5_000, 1),
     reconnectDelayMs: wholeOption(WHAT, 'reconnectDelayMs', options.reconnectDelayMs, 250, 1),
     connectionName: options.connectionName ?? 'service-webhooks worker',

@@ -7,15 +7,13 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   ConfigurationError,
-  INBOX_DEFAULTS,
   type InboxBackoff,
   type InboxLogger,
   type Webhooks,
 } from 'service-webhooks/core';
-import { schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxRunner } from '../inbox/runner.js';
-import { acceptUnsealedOption, checkReceiver, wholeOption } from '../inbox/worker-options.js';
+import { checkReceiver, runnerSettings } from '../inbox/worker-options.js';
 import type { ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
 import { queueNameOf, type SqsDelivery, SqsTransport, sqsDeliveryOf } from './transport.js';
@@ -87,17 +85,7 @@ export function sqsHandler(
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   checkReceiver(webhooks, WHAT);
   checkClientAndUrl(WHAT, options?.client, options?.queueUrl, false);
-  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts);
-  const handlerTimeoutMs =
-    options.handlerTimeoutMs === undefined
-      ? undefined
-      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0);
-  const settings = {
-    attempts,
-    retries: schedule(options.backoff, WHAT),
-    handlerTimeoutMs,
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
-  };
+  const settings = runnerSettings(WHAT, options);
   const { client, logger } = options;
   // One runner per source queue (a function may be mapped to several).
   const runners = new Map<string, () => Promise<InboxRunner<SqsDelivery>>>();

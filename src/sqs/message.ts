@@ -6,31 +6,21 @@
 import { createHash } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { InboxEntry } from 'service-webhooks/core';
+import { entryBody, entryFromNamed, META_NAMES, metaFromNamed, namedValues } from '../inbox/named-meta.js';
+
+/** SQS writes no crash count: a crashed worker's message comes back by its visibility timeout. */
+const { crashes: _crashes, ...attributeNames } = META_NAMES;
 
 /**
- * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 7).
+ * The message attribute names the inbox writes (SQS allows 10 a message; the inbox uses at most 7),
+ * the names RabbitMQ's headers use too.
  *
  * @example
  * ```ts
  * const attempt = Number(message.MessageAttributes?.[ATTRIBUTE.attempt]?.StringValue ?? 1);
  * ```
  */
-export const ATTRIBUTE = Object.freeze({
-  /** The attempt this message is, from 1: the attempt count travels with the message. */
-  attempt: 'sw-attempt',
-  /** A retry copy's seal of its attempt (`webhooks.sealAttempt`): a changed `sw-attempt` is refused. */
-  attemptSeal: 'sw-attempt-seal',
-  /** When the door wrote the event (Unix ms): kept across retry copies and dead letters. */
-  enqueuedAt: 'sw-enqueued-at',
-  /** The door's W3C trace context. */
-  traceparent: 'sw-traceparent',
-  /** A replay: `<replay id> <dead letter's message id>`. */
-  replay: 'sw-replay',
-  /** A retry copy's earliest start (Unix ms), for delays longer than SQS's 15-minute `DelaySeconds`. */
-  notBefore: 'sw-not-before',
-  /** A dead letter's cause, as JSON ({@link FailureRecord}). */
-  failure: 'sw-failure',
-});
+export const ATTRIBUTE = Object.freeze(attributeNames);
 
 /**
  * The bytes kept free beside the door's message for what a worker adds later (a dead letter's cause,
@@ -43,10 +33,6 @@ export const ATTRIBUTE = Object.freeze({
  * ```
  */
 export const WORKER_HEADROOM_BYTES = 8_192;
-
-/** The longest `lastError` and stack a dead letter carries (the whole record stays within the headroom). */
-const MAX_ERROR_CHARS = 1_000;
-const MAX_STACK_CHARS = 4_000;
 
 /**
  * SQS's message size when the queue's `MaximumMessageSize` cannot be read: the documented default of a
@@ -152,34 +138,14 @@ export interface ReceivedMessage {
  * ```
  */
 export function messageOf(entry: InboxEntry, meta: MessageMeta): OutgoingMessage {
-  const fields = { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex };
-  const body = JSON.stringify(typeof entry.seal === 'string' ? { ...fields, seal: entry.seal } : fields);
-  const attributes: Record<string, MessageAttributeValue> = {
-    [ATTRIBUTE.attempt]: { DataType: 'Number', StringValue: String(meta.attempt) },
-    [ATTRIBUTE.enqueuedAt]: { DataType: 'Number', StringValue: String(meta.enqueuedAt) },
-  };
-  if (meta.attempt !== 1 && typeof meta.attemptSeal === 'string') {
-    attributes[ATTRIBUTE.attemptSeal] = { DataType: 'String', StringValue: meta.attemptSeal };
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(namedValues(meta, entry.traceparent))) {
+    attributes[name] =
+      typeof value === 'number'
+        ? { DataType: 'Number', StringValue: String(value) }
+        : { DataType: 'String', StringValue: value };
   }
-  const traceparent = meta.traceparent ?? entry.traceparent;
-  if (typeof traceparent === 'string' && traceparent !== '') {
-    attributes[ATTRIBUTE.traceparent] = { DataType: 'String', StringValue: traceparent };
-  }
-  if (meta.replay) {
-    attributes[ATTRIBUTE.replay] = { DataType: 'String', StringValue: `${meta.replay.id} ${meta.replay.of}` };
-  }
-  if (meta.notBefore !== undefined) {
-    attributes[ATTRIBUTE.notBefore] = { DataType: 'Number', StringValue: String(meta.notBefore) };
-  }
-  if (meta.failure) {
-    const failure: FailureRecord = {
-      ...meta.failure,
-      lastError: meta.failure.lastError.slice(0, MAX_ERROR_CHARS),
-      stack: meta.failure.stack.slice(0, MAX_STACK_CHARS),
-    };
-    attributes[ATTRIBUTE.failure] = { DataType: 'String', StringValue: JSON.stringify(failure) };
-  }
-  return { body, attributes };
+  return { body: entryBody(entry), attributes };
 }
 
 /**
@@ -207,63 +173,12 @@ export function messageBytes(message: OutgoingMessage): number {
  * the body is not one (a poison message).
  */
 export function entryOf(message: ReceivedMessage): InboxEntry {
-  let data: Partial<InboxEntry> | undefined;
-  try {
-    data = JSON.parse(message.body) as Partial<InboxEntry>;
-  } catch {
-    // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
-  }
-  const { attributes } = message;
-  const entry: { -readonly [K in keyof InboxEntry]: InboxEntry[K] } = {
-    event: data?.event as InboxEntry['event'],
-    receivedAt: data?.receivedAt as number,
-    secretIndex: data?.secretIndex as number,
-  };
-  if (data?.seal !== undefined) entry.seal = data.seal;
-  const traceparent = attributes[ATTRIBUTE.traceparent];
-  if (typeof traceparent === 'string') entry.traceparent = traceparent;
-  const attempt = wholeNumber(attributes[ATTRIBUTE.attempt]);
-  if (attempt !== undefined) entry.attempt = attempt;
-  const attemptSeal = attributes[ATTRIBUTE.attemptSeal];
-  if (typeof attemptSeal === 'string') entry.attemptSeal = attemptSeal;
-  return entry;
+  return entryFromNamed(message.body, (name) => message.attributes[name]);
 }
 
 /** The metadata of a received message; a message written by something else gets attempt 1. */
 export function metaOf(message: ReceivedMessage): MessageMeta {
-  const { attributes } = message;
-  const attempt = wholeNumber(attributes[ATTRIBUTE.attempt]) ?? 1;
-  const enqueuedAt = wholeNumber(attributes[ATTRIBUTE.enqueuedAt]) ?? message.sentAt ?? Date.now();
-  const replayText = attributes[ATTRIBUTE.replay];
-  const space = replayText?.indexOf(' ') ?? -1;
-  const replay =
-    replayText !== undefined && space > 0
-      ? { id: replayText.slice(0, space), of: replayText.slice(space + 1) }
-      : undefined;
-  let failure: FailureRecord | undefined;
-  const failureText = attributes[ATTRIBUTE.failure];
-  if (failureText !== undefined) {
-    try {
-      failure = JSON.parse(failureText) as FailureRecord;
-    } catch {
-      failure = undefined;
-    }
-  }
-  return {
-    attempt: Math.max(1, attempt),
-    attemptSeal: attributes[ATTRIBUTE.attemptSeal],
-    enqueuedAt,
-    traceparent: attributes[ATTRIBUTE.traceparent],
-    replay,
-    notBefore: wholeNumber(attributes[ATTRIBUTE.notBefore]),
-    failure,
-  };
-}
-
-function wholeNumber(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  return Number.isSafeInteger(value) ? value : undefined;
+  return metaFromNamed<FailureRecord>((name) => message.attributes[name], message.sentAt);
 }
 
 /**

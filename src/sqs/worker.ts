@@ -6,7 +6,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   ConfigurationError,
-  INBOX_DEFAULTS,
   type InboxBackoff,
   type InboxFlowOptions,
   type InboxLogger,
@@ -14,16 +13,9 @@ import {
   type InboxStats,
   type Webhooks,
 } from 'service-webhooks/core';
-import { schedule } from '../inbox/backoff.js';
 import { inboxLog } from '../inbox/log.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
-import {
-  acceptUnsealedOption,
-  checkReceiver,
-  flowSettings,
-  monitorSettings,
-  wholeOption,
-} from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
 import { SQS_MAX_VISIBILITY_SECONDS } from './message.js';
 import { checkClientAndUrl, once, readDeadLetterQueueUrl } from './queue-settings.js';
 import { queueNameOf, type SqsDelivery, SqsTransport } from './transport.js';
@@ -143,14 +135,8 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     1,
     SQS_MAX_VISIBILITY_SECONDS,
   );
-  const concurrency = wholeOption(WHAT, 'concurrency', options.concurrency, 10, 1);
   const waitTimeSeconds = wholeOption(WHAT, 'waitTimeSeconds', options.waitTimeSeconds, 20, 0, 20);
-  const attempts = wholeOption(WHAT, 'attempts', options.attempts, INBOX_DEFAULTS.attempts, 1);
-  const handlerTimeoutMs =
-    options.handlerTimeoutMs === undefined
-      ? undefined
-      : wholeOption(WHAT, 'handlerTimeoutMs', options.handlerTimeoutMs, 0, 1);
-  const monitor = monitorSettings(WHAT, options.monitor);
+  const shared = workerSettings(WHAT, options);
   const { client, queueUrl, logger } = options;
   const name = queueNameOf(queueUrl);
   // SQS keeps no state a worker could share: `flowControl` names where (a Redis or PostgreSQL).
@@ -164,15 +150,7 @@ export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): S
     }
     return url;
   });
-  const settings = {
-    concurrency,
-    attempts,
-    retries: schedule(options.backoff, WHAT),
-    handlerTimeoutMs,
-    acceptUnsealedEntries: acceptUnsealedOption(WHAT, options.acceptUnsealedEntries),
-    monitor,
-    flow,
-  };
+  const settings = { ...shared, flow };
   const transport = new SqsTransport({
     client,
     queueUrl,

@@ -56,6 +56,19 @@ const signed = (body: string, secret: string) => ({
   'x-service-signature': signPayload(body, secret),
 });
 
+/** A POST of `body` signed with `secret`, its bytes as a request carries them. */
+const signedPost = (body: string, secret: string) => ({
+  method: 'POST',
+  headers: signed(body, secret),
+  body: new TextEncoder().encode(body),
+});
+
+/** Sends over real HTTP to the server on `port`, at the tenant's path. */
+const sendOverHttp =
+  (port: number, pathFor: (tenant: string) => string): Send =>
+  (tenant, body, secret) =>
+    sendHttp(`http://127.0.0.1:${port}${pathFor(tenant)}`, signedPost(body, secret));
+
 async function listen(
   server: ReturnType<typeof createServer>,
   pathFor: (tenant: string) => string,
@@ -63,12 +76,7 @@ async function listen(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    send: (tenant, body, secret) =>
-      sendHttp(`http://127.0.0.1:${port}${pathFor(tenant)}`, {
-        method: 'POST',
-        headers: signed(body, secret),
-        body: new TextEncoder().encode(body),
-      }),
+    send: sendOverHttp(port, pathFor),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -132,25 +140,12 @@ servesThreeTenants('fastify', { param: 'account' }, async (webhooks) => {
   await app.register(fastifyWebhooks, { webhooks, path: '/webhooks/:account' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
-  return {
-    send: (tenant, body, secret) =>
-      sendHttp(`http://127.0.0.1:${port}/webhooks/${tenant}`, {
-        method: 'POST',
-        headers: signed(body, secret),
-        body: new TextEncoder().encode(body),
-      }),
-    close: () => app.close(),
-  };
+  return { send: sendOverHttp(port, (tenant) => `/webhooks/${tenant}`), close: () => app.close() };
 });
 
 /** The documented example event, routed as API Gateway routes `/webhooks/{account}` (REST API, v1). */
 function restApiRouted(tenant: string, body: string, secret: string): APIGatewayProxyEvent {
-  const event = restApiEvent({
-    method: 'POST',
-    headers: signed(body, secret),
-    body: new TextEncoder().encode(body),
-    base64: false,
-  });
+  const event = restApiEvent({ ...signedPost(body, secret), base64: false });
   return {
     ...event,
     resource: '/webhooks/{account}',
@@ -166,12 +161,7 @@ function restApiRouted(tenant: string, body: string, secret: string): APIGateway
 
 /** The same for an HTTP API (payload 2.0): `routeKey` and `rawPath` name the route, `pathParameters` the segment. */
 function httpApiRouted(tenant: string, body: string, secret: string): APIGatewayProxyEventV2 {
-  const event = httpApiEvent({
-    method: 'POST',
-    headers: signed(body, secret),
-    body: new TextEncoder().encode(body),
-    base64: true,
-  });
+  const event = httpApiEvent({ ...signedPost(body, secret), base64: true });
   return {
     ...event,
     routeKey: 'POST /webhooks/{account}',
@@ -187,12 +177,7 @@ function httpApiRouted(tenant: string, body: string, secret: string): APIGateway
 
 /** A Function URL routes nothing: the whole path arrives in `rawPath`, the tenant read by `{ path }`. */
 function functionUrlRouted(tenant: string, body: string, secret: string): APIGatewayProxyEventV2 {
-  const event = functionUrlEvent({
-    method: 'POST',
-    headers: signed(body, secret),
-    body: new TextEncoder().encode(body),
-    base64: false,
-  });
+  const event = functionUrlEvent({ ...signedPost(body, secret), base64: false });
   return {
     ...event,
     rawPath: `/webhooks/${tenant}`,

@@ -5,22 +5,19 @@
  * test/inbox/dev-mcp.test.ts. The retries run on the real schedule (time scale 1, a minute before the
  * first retry), so a retry that comes within the test came from `retry_now`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createWebhooks, type DeliveryRecord, type WebhookLogger } from 'service-webhooks';
 import { devReporter } from 'service-webhooks/dev';
 import { nodeHandler } from 'service-webhooks/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevAttempt, DevDelivery } from '../../src/dashboard/api-types.js';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { MCP_TOOL_NAMES, REDACTED_SECRET } from '../../src/dashboard/mcp-tools.js';
 import { DEV_TOKEN_HEADER } from '../../src/dev/report.js';
 import { repoPath } from '../support/paths.js';
 import { connectMcp, eventually, type McpTestClient } from './mcp-client.js';
-import { writeStandInPage } from './support.js';
+import { startTestDevServer } from './support.js';
 
 const SECRET = 'whsec_mcp_test_secret_never_shown';
 const TOKEN = 'mcp-test-token-of-some-length';
@@ -38,7 +35,6 @@ const relay: WebhookLogger = {
 const failNext = new Set<string>();
 const runs = new Map<string, number>();
 
-let folder: string;
 let receiver: Server;
 let dev: DevServer;
 let mcp: McpTestClient;
@@ -52,13 +48,10 @@ beforeAll(async () => {
   webhooks.onError(() => {});
   receiver = createServer(nodeHandler(webhooks));
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  folder = await mkdtemp(join(tmpdir(), 'dev-mcp-'));
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-mcp', {
     forward: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`,
     secret: SECRET,
-    port: 0,
     timeScale: 1,
-    assetsFolder: await writeStandInPage(folder),
     token: TOKEN,
     reportToken: REPORT_TOKEN,
     docsFolder: repoPath('docs'),
@@ -76,7 +69,6 @@ afterAll(async () => {
     receiver.close(() => resolve());
     receiver.closeAllConnections();
   });
-  await rm(folder, { recursive: true, force: true });
 });
 
 /** The delivery once `done` holds for it, read through `get_delivery` as an agent would poll. */

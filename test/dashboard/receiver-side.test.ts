@@ -1,19 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DeliveryRecord, WebhookLogger } from 'service-webhooks';
 import { devReporter } from 'service-webhooks/dev';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevDelivery } from '../../src/dashboard/api-types.js';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
 import {
   devApi,
   openStream,
   type StreamReader,
   settled,
   startReceiver,
+  startTestDevServer,
   type TestReceiver,
-  writeStandInPage,
 } from './support.js';
 
 const SECRET = 'whsec_receiver_side_secret';
@@ -28,21 +25,15 @@ const relay: WebhookLogger = {
   error: (record: DeliveryRecord, message?: string) => reporter?.error(record, message),
 };
 
-let folder: string;
 let receiver: TestReceiver;
 let dev: DevServer;
 let stream: StreamReader;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'dev-receiver-side-'));
-  await writeStandInPage(folder);
   receiver = await startReceiver(SECRET, relay);
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-receiver-side', {
     forward: receiver.url,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: folder,
     token: TOKEN,
   });
   reporter = devReporter({ url: dev.reportUrl });
@@ -53,7 +44,6 @@ afterAll(async () => {
   stream?.close();
   await dev?.close();
   await receiver?.close();
-  await rm(folder, { recursive: true, force: true });
 });
 
 function reported(id: string, attempts: number) {

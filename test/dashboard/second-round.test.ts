@@ -3,12 +3,9 @@
  * through the same): retry now, `service-webhooks send`'s attempts, an inbox worker's runs, reports that
  * match nothing, and the event stream resumed from its last id. A real dev server and a real receiver.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardState, DevDelivery, SentRecord } from '../../src/dashboard/api-types.js';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
 import type { ReceiverReport } from '../../src/dev/report.js';
 import { DEV_TOKEN_HEADER } from '../../src/dev/report.js';
 import {
@@ -16,14 +13,13 @@ import {
   openStream,
   settled,
   startReceiver,
+  startTestDevServer,
   type TestReceiver,
-  writeStandInPage,
 } from './support.js';
 
 const SECRET = 'whsec_second_round_secret';
 const TOKEN = 'second-round-token';
 
-let folder: string;
 let receiver: TestReceiver;
 let dev: DevServer;
 const logged: string[] = [];
@@ -49,15 +45,12 @@ function report(fields: Partial<ReceiverReport>): ReceiverReport {
 }
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'dev-second-round-'));
   receiver = await startReceiver(SECRET);
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-second-round', {
     forward: receiver.url,
     secret: SECRET,
-    port: 0,
     // Retries a minute × 0.05 = 3 s away: long enough that an attempt before then was "retry now"'s.
     timeScale: 0.05,
-    assetsFolder: await writeStandInPage(folder),
     token: TOKEN,
     log: (line) => logged.push(line),
   });
@@ -66,7 +59,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.close();
   await receiver?.close();
-  await rm(folder, { recursive: true, force: true });
 });
 
 describe('service-webhooks dev, second round', () => {

@@ -1,11 +1,13 @@
 /** What the dashboard's tests share: a real receiver, the dashboard's API with its token, its event stream. */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooks, type WebhookLogger, type Webhooks } from 'service-webhooks';
 import { nodeHandler } from 'service-webhooks/node';
 import type { DashboardEvent, DevDelivery } from '../../src/dashboard/api-types.js';
+import { type DevServer, type DevServerOptions, startDevServer } from '../../src/dashboard/dev-server.js';
 import { DEV_TOKEN_HEADER } from '../../src/dev/report.js';
 
 /**
@@ -21,6 +23,42 @@ export async function writeStandInPage(folder: string): Promise<string> {
   await writeFile(join(folder, 'app.js'), 'export {};');
   await writeFile(join(folder, 'app.css'), 'body{}');
   return folder;
+}
+
+/**
+ * A dev server for a test: a stand-in page in a folder of its own (`label` names it), a free port and
+ * a fast clock (retries a minute × 0.001 away) unless `options` say otherwise. Its `close()` also
+ * removes the folder.
+ */
+export async function startTestDevServer(
+  label: string,
+  options: Omit<DevServerOptions, 'assetsFolder'>,
+): Promise<DevServer> {
+  const folder = await mkdtemp(join(tmpdir(), `${label}-`));
+  let server: DevServer;
+  try {
+    server = await startDevServer({
+      port: 0,
+      timeScale: 0.001,
+      ...options,
+      assetsFolder: await writeStandInPage(folder),
+    });
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+  // The server itself, its getters included (`secret`), but for a close that also removes the folder.
+  return Object.create(server, {
+    close: {
+      value: async () => {
+        try {
+          await server.close();
+        } finally {
+          await rm(folder, { recursive: true, force: true });
+        }
+      },
+    },
+  }) as DevServer;
 }
 
 /** A receiver on node:http whose handlers fail the first attempt of each event listed in `failOnce`. */

@@ -4,61 +4,31 @@
  * figures and the dead letters, streams them, and shows, replays and removes them through the same
  * admin the CLI's `inbox` command uses.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, test } from 'vitest';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
-import { writeStandInPage } from '../dashboard/support.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
+import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
-import { RedisServer } from '../support/redis-servers.js';
-import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
 
 const TOKEN = 'inbox-panel-token';
-let redis: RedisServer;
-let door: Door;
+let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;
 let dev: DevServer;
-let folder: string;
-let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
 beforeAll(async () => {
-  redis = await RedisServer.start();
-  const queueName = uniqueName('dev-dashboard');
-  const storePrefix = `${queueName}:store:`;
-  door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const worker = await startOneAttemptWorker({
-    redisUrl: redis.url,
-    queueName,
-    storePrefix,
-    handler: crm.handler,
-  });
-  const admin = inboxAdmin({ connection: redis.url, queueName });
-  folder = await mkdtemp(join(tmpdir(), 'dev-inbox-'));
-  await writeStandInPage(folder);
-  dev = await startDevServer({
-    forward: door.url,
+  inbox = await startDeadLetteringInbox('dev-dashboard', crm.handler);
+  dev = await startTestDevServer('dev-inbox', {
+    forward: inbox.door.url,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: folder,
     token: TOKEN,
-    inbox: admin,
+    inbox: inbox.admin,
   });
-  closeAll = async () => {
-    await dev.close();
-    await admin.close();
-    await worker.close();
-  };
 });
 
 afterAll(async () => {
-  await closeAll?.();
-  await door?.close();
-  await redis?.destroy();
-  await rm(folder, { recursive: true, force: true });
+  await dev?.close();
+  await inbox?.close();
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>

@@ -5,64 +5,35 @@
  * dashboard and the CLI's `inbox` command use. The tools without an inbox are in
  * test/dashboard/mcp.test.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DeadLetter } from 'service-webhooks';
-import { inboxAdmin } from 'service-webhooks/bullmq';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { connectMcp, eventually, type McpTestClient } from '../dashboard/mcp-client.js';
-import { writeStandInPage } from '../dashboard/support.js';
+import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
-import { RedisServer } from '../support/redis-servers.js';
-import { type Door, SECRET, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
 
 const TOKEN = 'inbox-mcp-token-of-some-length';
-let redis: RedisServer;
-let door: Door;
+let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;
 let dev: DevServer;
 let mcp: McpTestClient;
-let folder: string;
-let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
 beforeAll(async () => {
-  redis = await RedisServer.start();
-  const queueName = uniqueName('dev-mcp');
-  const storePrefix = `${queueName}:store:`;
-  door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
-  const worker = await startOneAttemptWorker({
-    redisUrl: redis.url,
-    queueName,
-    storePrefix,
-    handler: crm.handler,
-  });
-  const admin = inboxAdmin({ connection: redis.url, queueName });
-  folder = await mkdtemp(join(tmpdir(), 'dev-mcp-inbox-'));
-  dev = await startDevServer({
-    forward: door.url,
+  inbox = await startDeadLetteringInbox('dev-mcp', crm.handler);
+  dev = await startTestDevServer('dev-mcp-inbox', {
+    forward: inbox.door.url,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: await writeStandInPage(folder),
     token: TOKEN,
-    inbox: admin,
+    inbox: inbox.admin,
   });
   mcp = await connectMcp(dev.mcpUrl, TOKEN);
-  closeAll = async () => {
-    await mcp.close();
-    await dev.close();
-    await admin.close();
-    await worker.close();
-  };
 });
 
 afterAll(async () => {
-  await closeAll?.();
-  await door?.close();
-  await redis?.destroy();
-  await rm(folder, { recursive: true, force: true });
+  await mcp?.close();
+  await dev?.close();
+  await inbox?.close();
 });
 
 type Listed = { engine: string; total: number; stats: { deadLettered: number }; dead_letters: DeadLetter[] };

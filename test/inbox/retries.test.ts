@@ -16,17 +16,9 @@ import { type InboxBackoff, inboxAdmin, startInboxWorker } from 'service-webhook
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { inParallel } from '../support/in-parallel.js';
 import { RedisServer } from '../support/redis-servers.js';
-import {
-  type Door,
-  deliver,
-  failFastClient,
-  inParallel,
-  SECRET,
-  startDoor,
-  uniqueName,
-  waitUntil,
-} from './support.js';
+import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
 
 let redis: RedisServer;
 let client: Redis;

@@ -9,13 +9,13 @@
 import { Redis } from 'ioredis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { inParallel } from '../support/in-parallel.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { expectEveryEventHandledOnce, killOneEvery, timesNoted } from '../support/sigkill-run.js';
 import {
   completedRuns,
   type Door,
   deliver,
-  inParallel,
   startDoor,
   startWorker,
   uniqueName,

@@ -11,13 +11,14 @@ import {
   type Webhooks,
   type WebhooksOptions,
 } from 'service-webhooks';
-import { type BullmqInbox, bullmqInbox, startInboxWorker } from 'service-webhooks/bullmq';
+import { type BullmqInbox, bullmqInbox, inboxAdmin, startInboxWorker } from 'service-webhooks/bullmq';
 import { nodeHandler } from 'service-webhooks/node';
 import { RedisStore } from 'service-webhooks/redis';
 import { signPayload } from 'service-webhooks/testing';
 import type { LoggedRun } from '../support/crash-window.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
+import { RedisServer } from '../support/redis-servers.js';
 import { runsByEvent } from '../support/sigkill-run.js';
 
 export const SECRET = 'whsec_inbox_tests';
@@ -123,6 +124,33 @@ export async function startOneAttemptWorker(options: {
   };
 }
 
+/**
+ * A BullMQ inbox that dead-letters each event `handler` refuses, on a Redis of its own: the door, a
+ * {@link startOneAttemptWorker} and the admin that the dev server's inbox panel and MCP tools read.
+ * `close()` stops them, the door last, then the Redis.
+ */
+export async function startDeadLetteringInbox(
+  label: string,
+  handler: (event: AnyWebhookEvent) => void,
+): Promise<{ readonly door: Door; readonly admin: ReturnType<typeof inboxAdmin>; close(): Promise<void> }> {
+  const redis = await RedisServer.start();
+  const queueName = uniqueName(label);
+  const storePrefix = `${queueName}:store:`;
+  const door = await startDoor({ redisUrl: redis.url, queueName, storePrefix });
+  const worker = await startOneAttemptWorker({ redisUrl: redis.url, queueName, storePrefix, handler });
+  const admin = inboxAdmin({ connection: redis.url, queueName });
+  return {
+    door,
+    admin,
+    async close() {
+      await admin.close();
+      await worker.close();
+      await door.close();
+      await redis.destroy();
+    },
+  };
+}
+
 export interface Answer {
   readonly status: number;
   readonly duplicate: boolean;
@@ -169,24 +197,6 @@ export function deliver(
     sent.on('error', reject);
     sent.end(body);
   });
-}
-
-/** Run `task` over `items` with at most `concurrency` at once; the results in order. */
-export async function inParallel<T, R>(
-  items: readonly T[],
-  concurrency: number,
-  task: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!, index);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }
 
 /** Poll `check` until it answers true, or fail with `what` after `timeoutMs`. */

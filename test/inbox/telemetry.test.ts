@@ -17,20 +17,12 @@ import { openTelemetry } from 'service-webhooks/opentelemetry';
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { inParallel } from '../support/in-parallel.js';
 import { type OpenTelemetryHarness, startOpenTelemetry } from '../support/opentelemetry.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
-import {
-  type Door,
-  deliver,
-  failFastClient,
-  inParallel,
-  SECRET,
-  startDoor,
-  uniqueName,
-  waitUntil,
-} from './support.js';
+import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
 
 let redis: RedisServer;
 let otel: OpenTelemetryHarness;

@@ -5,18 +5,15 @@
  * replays and removes them through the same admin the CLI's `inbox --url nats://…` uses. Modelled on
  * test/inbox/dev-dashboard.test.ts (BullMQ).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createWebhooks, MemoryStore } from 'service-webhooks';
 import { natsInbox, natsInboxAdmin, startNatsWorker } from 'service-webhooks/nats';
 import { nodeHandler } from 'service-webhooks/node';
 import { afterAll, beforeAll, test } from 'vitest';
-import { type DevServer, startDevServer } from '../../src/dashboard/dev-server.js';
-import { writeStandInPage } from '../dashboard/support.js';
+import type { DevServer } from '../../src/dashboard/dev-server.js';
+import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
 import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream, waitUntil } from './support.js';
@@ -26,7 +23,6 @@ const inboxStream = uniqueStream('dev-dashboard');
 let connection: NatsConnection;
 let door: Server;
 let dev: DevServer;
-let folder: string;
 let closeAll: () => Promise<void>;
 const crm = new RefusingCrm();
 
@@ -52,14 +48,9 @@ beforeAll(async () => {
     monitor: false,
   });
   const admin = natsInboxAdmin({ connection: NATS_URL, stream: inboxStream });
-  folder = await mkdtemp(join(tmpdir(), 'dev-inbox-'));
-  await writeStandInPage(folder);
-  dev = await startDevServer({
+  dev = await startTestDevServer('dev-inbox', {
     forward: `http://127.0.0.1:${(door.address() as AddressInfo).port}/`,
     secret: SECRET,
-    port: 0,
-    timeScale: 0.001,
-    assetsFolder: folder,
     token: TOKEN,
     inbox: admin,
   });
@@ -75,7 +66,6 @@ afterAll(async () => {
   await new Promise((resolve) => door?.close(resolve));
   await deleteInbox(connection, inboxStream);
   await connection?.close();
-  await rm(folder, { recursive: true, force: true });
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>

@@ -11,19 +11,19 @@
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Redis } from 'ioredis';
 import { createWebhooks } from 'service-webhooks';
 import { natsInbox, natsInboxNames, natsInboxStats } from 'service-webhooks/nats';
 import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { inParallel } from '../support/in-parallel.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
-import { RedisServer } from '../support/redis-servers.js';
 import {
+  deliverAsTheService,
   expectEveryEventHandledOnce,
   killOneEvery,
-  runsByEvent,
+  RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
 import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream, waitUntil } from './support.js';
@@ -38,72 +38,20 @@ const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
 
 let connection: NatsConnection;
 let stream: string | undefined;
-let redis: RedisServer;
-let log: Redis;
-let storeClient: Redis;
+let redis: RunRedis;
 const workers = new Set<SpawnedProcess & { pid: number }>();
 
 beforeAll(async () => {
   connection = await connectNats();
-  redis = await RedisServer.start();
-  log = new Redis(redis.url);
-  storeClient = new Redis(redis.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 2_000,
-  });
-  storeClient.on('error', () => {});
+  redis = await RunRedis.start();
 });
 
 afterAll(async () => {
   await Promise.all([...workers].map((worker) => worker.stop()));
   if (stream) await deleteInbox(connection, stream);
-  storeClient?.disconnect();
-  log?.disconnect();
-  await redis?.destroy();
+  await redis?.stop();
   await connection?.close();
 });
-
-async function inParallel<T, R>(
-  items: readonly T[],
-  lanes: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await task(items[index]!);
-      }
-    }),
-  );
-  return results;
-}
-
-/** The service's retries of a delivery the receiver did not answer 2xx: up to 3 (SERVICE-SPEC.md). */
-const SERVICE_RETRIES = 3;
-
-/**
- * Deliver `event` as the service does: an answer other than 2xx is delivered again, up to
- * SERVICE_RETRIES times. The service waits 1, 5 and 15 minutes; here the door's `Retry-After` (at
- * most 5 s), to keep the run short. Each refusal is added to `refusals` as `<status> <code>`.
- */
-async function deliverAsTheService(
-  door: Parameters<typeof deliver>[0],
-  event: Parameters<typeof deliver>[1],
-  refusals: string[],
-): Promise<Awaited<ReturnType<typeof deliver>>> {
-  for (let retry = 0; ; retry++) {
-    const answer = await deliver(door, event, { secret: SECRET });
-    if ((answer.status >= 200 && answer.status < 300) || retry === SERVICE_RETRIES) return answer;
-    const code = (JSON.parse(String(answer.body)) as { error?: { code?: string } }).error?.code;
-    refusals.push(`${answer.status} ${code}`);
-    const retryAfter = Number(answer.headers?.['retry-after'] ?? 1);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(5, retryAfter) * 1000));
-  }
-}
 
 test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 1000} s: every handler completes once`, async () => {
   const name = uniqueStream('sigkill');
@@ -114,7 +62,7 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
   const logKey = `${name}:runs`;
   const door = createWebhooks({
     secret: SECRET,
-    store: new RedisStore({ client: storeClient, prefix: storePrefix }),
+    store: new RedisStore({ client: redis.storeClient, prefix: storePrefix }),
     inbox: natsInbox({ connection, stream }),
     leaseSeconds: LEASE_SECONDS,
     handlerTimeoutMs: 2_000,
@@ -154,7 +102,9 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
   // workers, a door and 32 senders on a loaded 2-core machine can make them: nothing was acknowledged
   // and the service delivers the event again. The sender here does as the service does.
   const refusals: string[] = [];
-  const answers = await inParallel(events, 32, (event) => deliverAsTheService(door, event, refusals));
+  const answers = await inParallel(events, 32, (event) =>
+    deliverAsTheService(() => deliver(door, event, { secret: SECRET }), refusals),
+  );
   const sentMs = performance.now() - started;
   const refused = answers.filter((answer) => answer.status !== 200);
   expect(refused.slice(0, 3), `${refused.length} deliveries were not acknowledged`).toEqual([]);
@@ -165,7 +115,7 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
     await waitUntil(
       'every event to be handled and the queue to drain',
       async () => {
-        if ((await log.llen(logKey)) < EVENTS) return false;
+        if ((await redis.log.llen(logKey)) < EVENTS) return false;
         const stats = await natsInboxStats(jsm, names);
         return stats.depth === 0;
       },
@@ -176,14 +126,14 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
   }
 
   const drainedMs = performance.now() - started;
-  const notes = await log.hgetall(`${logKey}:notes`);
+  const { notes, runs, recorded } = await redis.logged(logKey);
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion. Judged by what was recorded, not by timing.
   const crashWindow = expectEveryEventHandledOnce({
     eventIds: events.map((event) => event.id),
-    runs: runsByEvent(await log.lrange(logKey, 0, -1)),
+    runs,
     kills: chaos.kills,
-    recorded: new Set(await log.lrange(`${logKey}:recorded`, 0, -1)),
+    recorded,
   });
   const stats = await natsInboxStats(jsm, names);
   expect(stats.deadLettered).toBe(0);

@@ -9,20 +9,19 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { Redis } from 'ioredis';
 import { createWebhooks } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
 import { sqsInbox, sqsInboxStats } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { inParallel } from '../inbox/support.js';
+import { inParallel } from '../support/in-parallel.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
-import { RedisServer } from '../support/redis-servers.js';
 import {
+  deliverAsTheService,
   expectEveryEventHandledOnce,
   killOneEvery,
-  runsByEvent,
+  RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
 import {
@@ -45,57 +44,23 @@ const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
 
 let sqs: Fauxqs;
 let client: SQSClient;
-let redis: RedisServer;
-let log: Redis;
-let storeClient: Redis;
+let redis: RunRedis;
 let queues: Queues;
 const workers = new Set<SpawnedProcess & { pid: number }>();
 
 beforeAll(async () => {
   sqs = await startSqs();
   client = sqs.client();
-  redis = await RedisServer.start();
-  log = new Redis(redis.url);
-  storeClient = new Redis(redis.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 2_000,
-  });
-  storeClient.on('error', () => {});
+  redis = await RunRedis.start();
 });
 
 afterAll(async () => {
   await Promise.all([...workers].map((worker) => worker.stop()));
   await queues?.delete();
-  storeClient?.disconnect();
-  log?.disconnect();
-  await redis?.destroy();
+  await redis?.stop();
   client?.destroy();
   await sqs?.stop();
 });
-
-/** The service's retries of a delivery the receiver did not answer 2xx: up to 3 (SERVICE-SPEC.md). */
-const SERVICE_RETRIES = 3;
-
-/**
- * Deliver `event` as the service does: an answer other than 2xx is delivered again, up to
- * SERVICE_RETRIES times. The service waits 1, 5 and 15 minutes; here the door's `Retry-After` (at
- * most 5 s), to keep the run short. Each refusal is added to `refusals` as `<status> <code>`.
- */
-async function deliverAsTheService(
-  door: Parameters<typeof deliverTo>[0],
-  event: Parameters<typeof deliverTo>[1],
-  refusals: string[],
-): Promise<Awaited<ReturnType<typeof deliverTo>>> {
-  for (let retry = 0; ; retry++) {
-    const answer = await deliverTo(door, event);
-    if ((answer.status >= 200 && answer.status < 300) || retry === SERVICE_RETRIES) return answer;
-    const code = (JSON.parse(String(answer.body)) as { error?: { code?: string } }).error?.code;
-    refusals.push(`${answer.status} ${code}`);
-    const retryAfter = Number(answer.headers?.['retry-after'] ?? 1);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(5, retryAfter) * 1000));
-  }
-}
 
 test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 1000} s: every handler completes once`, async () => {
   const name = uniqueName('sigkill');
@@ -104,7 +69,7 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
   const logKey = `${name}:runs`;
   const door = createWebhooks({
     secret: SECRET,
-    store: new RedisStore({ client: storeClient, prefix: storePrefix }),
+    store: new RedisStore({ client: redis.storeClient, prefix: storePrefix }),
     inbox: sqsInbox({ client, queueUrl: queues.queueUrl }),
     leaseSeconds: LEASE_SECONDS,
     handlerTimeoutMs: 2_000,
@@ -144,7 +109,9 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
   // workers, a door and 32 senders on a loaded 2-core machine can make them: nothing was acknowledged
   // and the service delivers the event again. The sender here does as the service does.
   const refusals: string[] = [];
-  const answers = await inParallel(events, 32, (event) => deliverAsTheService(door, event, refusals));
+  const answers = await inParallel(events, 32, (event) =>
+    deliverAsTheService(() => deliverTo(door, event), refusals),
+  );
   const sentMs = performance.now() - started;
   const refused = answers.filter((answer) => answer.status !== 200);
   expect(refused.slice(0, 3), `${refused.length} deliveries were not acknowledged`).toEqual([]);
@@ -155,7 +122,7 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
     await waitUntil(
       'every event to be handled and the queue to drain',
       async () => {
-        if ((await log.llen(logKey)) < EVENTS) return false;
+        if ((await redis.log.llen(logKey)) < EVENTS) return false;
         const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
         return stats.depth === 0;
       },
@@ -166,14 +133,14 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
   }
 
   const drainedMs = performance.now() - started;
-  const notes = await log.hgetall(`${logKey}:notes`);
+  const { notes, runs, recorded } = await redis.logged(logKey);
   // A second run is the crash window when the first run's process was killed after that run and
   // before the store recorded its completion. Judged by what was recorded, not by timing.
   const crashWindow = expectEveryEventHandledOnce({
     eventIds: events.map((event) => event.id),
-    runs: runsByEvent(await log.lrange(logKey, 0, -1)),
+    runs,
     kills: chaos.kills,
-    recorded: new Set(await log.lrange(`${logKey}:recorded`, 0, -1)),
+    recorded,
   });
   const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
   expect(stats.deadLettered).toBe(0);

@@ -41,6 +41,20 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
   /** An event key of the resource, as the core makes it: the resource, U+001F, the rest. */
   const eventKey = (resource: string, event: string) => `${resource}\u001f${event}`;
 
+  /** Complete `event` and advance the watermark to `version` with `holder`'s token, as a guarded delivery ends. */
+  const completeAs = (
+    store: OrderedStore,
+    resource: string,
+    event: string,
+    holder: string,
+    version: number,
+  ) => store.completeOrdered(eventKey(resource, event), holder, DAY, resource, version, DAY);
+
+  /** A stranger's claim finds the resource free, its watermark `watermark`. */
+  async function expectFreeAt(store: OrderedStore, resource: string, watermark: number | undefined) {
+    expect(await store.claimResource(resource, token(), LONG)).toEqual({ outcome: 'claimed', watermark });
+  }
+
   /** Claim the event and its resource with one token, as a guarded delivery does. */
   async function holdBoth(store: OrderedStore, resource: string, event: string, lease = LONG) {
     const held = token();
@@ -53,10 +67,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
     test('a first claim takes the resource with no watermark; a second is busy for what is left of the lease', async () => {
       const store = createStore();
       const resource = id('user:usr');
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: undefined,
-      });
+      await expectFreeAt(store, resource, undefined);
       const second = await store.claimResource(resource, token(), LONG);
       expect(second.outcome).toBe('busy');
       if (second.outcome !== 'busy') return;
@@ -126,16 +137,11 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       const holder = await holdBoth(store, resource, 'evt_1');
       await store.releaseResource(resource, token());
       expect((await store.claimResource(resource, token(), LONG)).outcome).toBe('busy');
-      expect(await store.completeOrdered(eventKey(resource, 'evt_1'), holder, DAY, resource, 10, DAY)).toBe(
-        'completed',
-      );
+      expect(await completeAs(store, resource, 'evt_1', holder, 10)).toBe('completed');
       const next = token();
       expect(await store.claimResource(resource, next, LONG)).toEqual({ outcome: 'claimed', watermark: 10 });
       await store.releaseResource(resource, next);
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 10,
-      });
+      await expectFreeAt(store, resource, 10);
     });
 
     test('completeOrdered completes the event, advances the watermark and ends the lease, in one step', async () => {
@@ -147,66 +153,38 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       expect(await store.claim(key, token(), LONG)).toBe('completed');
       // A second completion with the same token finds no holder, as complete() does.
       expect(await store.completeOrdered(key, holder, DAY, resource, 3_400_000_005, DAY)).toBe('lost');
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 3_400_000_001,
-      });
+      await expectFreeAt(store, resource, 3_400_000_001);
     });
 
     test('the watermark never moves back, and holds the largest safe integer exactly', async () => {
       const store = createStore();
       const resource = id('user:max');
       const newer = await holdBoth(store, resource, 'evt_new');
-      expect(await store.completeOrdered(eventKey(resource, 'evt_new'), newer, DAY, resource, 500, DAY)).toBe(
-        'completed',
-      );
+      expect(await completeAs(store, resource, 'evt_new', newer, 500)).toBe('completed');
       const older = await holdBoth(store, resource, 'evt_old');
-      expect(await store.completeOrdered(eventKey(resource, 'evt_old'), older, DAY, resource, 400, DAY)).toBe(
+      expect(await completeAs(store, resource, 'evt_old', older, 400)).toBe('completed');
+      const deleted = await holdBoth(store, resource, 'evt_del');
+      expect(await completeAs(store, resource, 'evt_del', deleted, Number.MAX_SAFE_INTEGER)).toBe(
         'completed',
       );
-      const deleted = await holdBoth(store, resource, 'evt_del');
-      expect(
-        await store.completeOrdered(
-          eventKey(resource, 'evt_del'),
-          deleted,
-          DAY,
-          resource,
-          Number.MAX_SAFE_INTEGER,
-          DAY,
-        ),
-      ).toBe('completed');
       const after = await holdBoth(store, resource, 'evt_after');
-      expect(
-        await store.completeOrdered(eventKey(resource, 'evt_after'), after, DAY, resource, 600, DAY),
-      ).toBe('completed');
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: Number.MAX_SAFE_INTEGER,
-      });
+      expect(await completeAs(store, resource, 'evt_after', after, 600)).toBe('completed');
+      await expectFreeAt(store, resource, Number.MAX_SAFE_INTEGER);
     });
 
     test("a 'lost' completion changes nothing: the event stays held, the watermark and the lease stay", async () => {
       const store = createStore();
       const resource = id('user:lost');
       const done = await holdBoth(store, resource, 'evt_1');
-      expect(await store.completeOrdered(eventKey(resource, 'evt_1'), done, DAY, resource, 7, DAY)).toBe(
-        'completed',
-      );
+      expect(await completeAs(store, resource, 'evt_1', done, 7)).toBe('completed');
       const holder = await holdBoth(store, resource, 'evt_2');
       const stranger = token();
-      expect(await store.completeOrdered(eventKey(resource, 'evt_2'), stranger, DAY, resource, 99, DAY)).toBe(
-        'lost',
-      );
+      expect(await completeAs(store, resource, 'evt_2', stranger, 99)).toBe('lost');
       // The holder's lease is still live, the event still in progress, the watermark still 7.
       expect((await store.claimResource(resource, token(), LONG)).outcome).toBe('busy');
       expect(await store.claim(eventKey(resource, 'evt_2'), token(), LONG)).toBe('in_progress');
-      expect(await store.completeOrdered(eventKey(resource, 'evt_2'), holder, DAY, resource, 8, DAY)).toBe(
-        'completed',
-      );
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 8,
-      });
+      expect(await completeAs(store, resource, 'evt_2', holder, 8)).toBe('completed');
+      await expectFreeAt(store, resource, 8);
     });
 
     test('a completion by a token that does not hold the resource leaves the holder its lease', async () => {
@@ -221,10 +199,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       expect((await store.claimResource(resource, token(), LONG)).outcome).toBe('busy');
       expect(await store.renewResource(resource, resourceOwner, LONG)).toBe('renewed');
       await store.releaseResource(resource, resourceOwner);
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 42,
-      });
+      await expectFreeAt(store, resource, 42);
     });
 
     test('completeOrdered on the terms of complete(): an ended lease nobody took completes; a taken one is lost', async () => {
@@ -236,10 +211,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       expect((await store.claimResource(resource, slow, shortLease)).outcome).toBe('claimed');
       await sleep(shortLease + 100);
       expect(await store.completeOrdered(key, slow, DAY, resource, 5, DAY)).toBe('completed');
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 5,
-      });
+      await expectFreeAt(store, resource, 5);
 
       const other = id('user:overtaken');
       const otherKey = eventKey(other, 'evt_1');
@@ -284,10 +256,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
         await store.completeOrdered(eventKey(resource, 'evt_3'), third, DAY, resource, 4, shortLease),
       ).toBe('completed');
       await sleep(shortLease + 100);
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: 4,
-      });
+      await expectFreeAt(store, resource, 4);
     });
 
     test("concurrent completions of one resource's events leave the highest position, and each completes once", async () => {
@@ -324,10 +293,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
         ),
       );
       for (const pair of answers) expect(pair.toSorted()).toEqual(['completed', 'lost']);
-      expect(await store.claimResource(resource, token(), LONG)).toEqual({
-        outcome: 'claimed',
-        watermark: Math.max(...positions),
-      });
+      await expectFreeAt(store, resource, Math.max(...positions));
     });
 
     test('claims racing a completion see the watermark before or after it, never a lease lost in between', async () => {
@@ -336,7 +302,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       const holder = await holdBoth(store, resource, 'evt_1');
       const claims = Array.from({ length: racers }, () => token());
       const [completed, ...answers] = await Promise.all([
-        store.completeOrdered(eventKey(resource, 'evt_1'), holder, DAY, resource, 77, DAY),
+        completeAs(store, resource, 'evt_1', holder, 77),
         ...claims.map((each) => store.claimResource(resource, each, LONG)),
       ]);
       expect(completed).toBe('completed');
@@ -345,10 +311,7 @@ export function resourceOperationsTests(options: ResourceOperationsOptions): voi
       expect(won.length).toBeLessThanOrEqual(1);
       for (const answer of won) expect(answer).toEqual({ outcome: 'claimed', watermark: 77 });
       if (won.length === 0) {
-        expect(await store.claimResource(resource, token(), LONG)).toEqual({
-          outcome: 'claimed',
-          watermark: 77,
-        });
+        await expectFreeAt(store, resource, 77);
       } else {
         expect((await store.claimResource(resource, token(), LONG)).outcome).toBe('busy');
       }

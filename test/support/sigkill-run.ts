@@ -5,8 +5,11 @@
  * the door is reached, when the queue has drained, where the runs are logged, the engine's own sign
  * that kills hit events mid-run) stays in each engine's test.
  */
+import { Redis } from 'ioredis';
+import type { WebhookResponse } from 'service-webhooks';
 import { expect } from 'vitest';
 import { judgeSecondRuns, type LoggedRun } from './crash-window.js';
+import { RedisServer } from './redis-servers.js';
 
 /** A worker process the chaos may kill. */
 export interface KillableWorker {
@@ -91,4 +94,72 @@ export function expectEveryEventHandledOnce(run: {
  */
 export function timesNoted(notes: Readonly<Record<string, string | number>>, fragment: string): number {
   return Number(Object.entries(notes).find(([message]) => message.includes(fragment))?.[1] ?? 0);
+}
+
+/**
+ * The Redis a broker's SIGKILL run keeps its store and its log in, a server of its own: the door's
+ * store client (fail-fast, as a door's should be) and a patient one that reads what the workers
+ * logged (`test/support/redis-logged-worker.ts`).
+ */
+export class RunRedis {
+  private constructor(
+    readonly server: RedisServer,
+    /** Reads the workers' log. */
+    readonly log: Redis,
+    /** The door's store client. */
+    readonly storeClient: Redis,
+  ) {}
+
+  static async start(): Promise<RunRedis> {
+    const server = await RedisServer.start();
+    const storeClient = new Redis(server.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 2_000,
+    });
+    storeClient.on('error', () => {});
+    return new RunRedis(server, new Redis(server.url), storeClient);
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** What the workers logged under `logKey`: the runs by event, the recorded completions, the notes. */
+  async logged(logKey: string) {
+    return {
+      notes: await this.log.hgetall(`${logKey}:notes`),
+      runs: runsByEvent(await this.log.lrange(logKey, 0, -1)),
+      recorded: new Set(await this.log.lrange(`${logKey}:recorded`, 0, -1)),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.storeClient.disconnect();
+    this.log.disconnect();
+    await this.server.destroy();
+  }
+}
+
+/** The service's retries of a delivery the receiver did not answer 2xx: up to 3 (SERVICE-SPEC.md). */
+const SERVICE_RETRIES = 3;
+
+/**
+ * Deliver an event as the service does (`deliverOnce` sends it once): an answer other than 2xx is
+ * delivered again, up to SERVICE_RETRIES times. The service waits 1, 5 and 15 minutes; here the
+ * door's `Retry-After` (at most 5 s), to keep the run short. Each refusal is added to `refusals` as
+ * `<status> <code>`.
+ */
+export async function deliverAsTheService(
+  deliverOnce: () => Promise<WebhookResponse>,
+  refusals: string[],
+): Promise<WebhookResponse> {
+  for (let retry = 0; ; retry++) {
+    const answer = await deliverOnce();
+    if ((answer.status >= 200 && answer.status < 300) || retry === SERVICE_RETRIES) return answer;
+    const code = (JSON.parse(String(answer.body)) as { error?: { code?: string } }).error?.code;
+    refusals.push(`${answer.status} ${code}`);
+    const retryAfter = Number(answer.headers?.['retry-after'] ?? 1);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, retryAfter) * 1000));
+  }
 }
