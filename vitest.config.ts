@@ -241,9 +241,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'types',
-          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? [] : TYPE_TESTS,
+          include: TYPE_TESTS,
           exclude: [...configDefaults.exclude, ...PACKAGE_TESTS],
-          passWithNoTests: true,
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
           sequence: { groupOrder: 0 },
         },
@@ -252,8 +251,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'checks',
-          include: process.env.SKIP_LINE_INDEPENDENT === '1' ? [] : CHECK_TESTS,
-          passWithNoTests: true,
+          include: CHECK_TESTS,
           maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },
         },
