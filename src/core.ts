@@ -108,6 +108,12 @@ export {
   type RateLimitAnswer,
   RateLimitedError,
   rateLimitedError,
+  /**
+   * @internal The `RateLimitedError` a run's failure carries, for the inbox engines' verdict on a
+   * failed run (one walk of the causes for the core's answer and every engine). Not part of the public
+   * API; it may change in any release.
+   */
+  rateLimitedIn,
 } from './rate-limited.js';
 export { DUPLICATE_HEADER, STALE_HEADER } from './responses.js';
 export { SENDER_MAX_ATTEMPTS, SENDER_RETRY_SPAN_MS, SENDER_SCHEDULE } from './sender-schedule.js';

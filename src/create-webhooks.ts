@@ -36,7 +36,7 @@ import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import { OrderedScope } from './ordered-scope.js';
 import { describeInput, isRawBody } from './raw-body.js';
-import { responseTo, tableCode } from './responses.js';
+import { answerable, responseTo, tableCode } from './responses.js';
 import {
   DeliveryContext,
   runHandlersWithin,
@@ -661,8 +661,9 @@ class WebhookReceiver implements Webhooks {
    * logged per answer; a run's work past its answer (`late`) is logged, its answer goes nowhere.
    */
   #answer(context: LogContext, ending: Ending): WebhookResponse {
-    const response = responseTo(ending);
-    this.#log(context, ending, response);
+    const answered = answerable(ending);
+    const response = responseTo(answered);
+    this.#log(context, answered, response);
     return response;
   }
 

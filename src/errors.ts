@@ -35,6 +35,10 @@ export const STATUS_TABLE = {
     status: 503,
     message: 'The receiver did not finish handling the event in time; retry later.',
   },
+  rate_limited: {
+    status: 503,
+    message: 'A service the receiver calls is rate limiting it, so the event was not handled; retry later.',
+  },
   schema_timeout: {
     status: 503,
     message: 'The receiver did not finish checking the event in time; retry later.',
@@ -74,8 +78,7 @@ export type WebhookErrorCode =
   | 'event_dead_lettered'
   | 'inbox_backlog'
   | 'invalid_inbox_entry'
-  | 'unauthenticated_inbox_entry'
-  | 'rate_limited';
+  | 'unauthenticated_inbox_entry';
 
 /**
  * Base class of every error service-webhooks raises or reports. Match on `code`, which never changes

@@ -1,7 +1,8 @@
 /**
  * A handler's way to say "the API I call answered 429": `RateLimitedError`, and the helper that reads
  * how long to wait from the answer's headers. An inbox worker defers such an entry for that long
- * without spending an attempt (see `judgeFailure` in `src/inbox/attempt-outcome.ts`).
+ * without spending an attempt (see `judgeFailure` in `src/inbox/attempt-outcome.ts`); a receiver
+ * without an inbox answers the sender `503 rate_limited` with that wait as `Retry-After`.
  */
 import { WebhookError } from './errors.js';
 
@@ -31,8 +32,10 @@ const UNIX_SECONDS_FROM = 1_000_000_000;
  * for `retryAfterMs` (bounded from {@link RATE_LIMIT_MIN_WAIT_MS} to {@link RATE_LIMIT_MAX_WAIT_MS},
  * plus up to a fifth of it so entries limited together do not return together) and runs it again
  * with the same `ctx.attempt`: a wait is not a failure, and never dead-letters the event. In a
- * receiver without an inbox the run fails as any handler error does (`handler_failed`, 500), so the
- * sender retries on its own schedule. `code` is `rate_limited`.
+ * receiver without an inbox the claim is released as after any handler failure (`onError` hears a
+ * `HandlerFailedError` whose `cause` is this), and the sender is answered `503 rate_limited` with
+ * `Retry-After` the wait in whole seconds, rounded up: the event was not handled, and a retry after
+ * that runs its handlers again. `code` is `rate_limited`.
  *
  * @example
  * ```ts
@@ -87,6 +90,20 @@ export function rateLimitedError(answer: RateLimitAnswer, now = Date.now()): Rat
     resetMs(read('x-ratelimit-reset'), now) ??
     RATE_LIMIT_DEFAULT_WAIT_MS;
   return new RateLimitedError(wait);
+}
+
+/**
+ * The `RateLimitedError` a run's failure carries: as thrown, or as the cause of the run's
+ * `HandlerFailedError`, or a few causes deeper (a handler may wrap it in its client's own error class).
+ * What the inbox workers defer on and what the request's answer reads its `Retry-After` from.
+ */
+export function rateLimitedIn(error: unknown): RateLimitedError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof RateLimitedError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 function boundWait(ms: number): number {

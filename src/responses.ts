@@ -1,5 +1,6 @@
 import { EventInProgressError, InvalidRequestError, ResourceBusyError, STATUS_TABLE } from './errors.js';
 import type { Ending } from './guarded-run.js';
+import { rateLimitedIn } from './rate-limited.js';
 import { SENDER_SCHEDULE } from './sender-schedule.js';
 import type { WebhookResponse } from './types.js';
 
@@ -56,6 +57,8 @@ const RETRY_AFTER: Partial<Record<Code, string>> = {
   receiver_busy: RETRY_AFTER_SECONDS,
   secret_unavailable: RETRY_AFTER_SECONDS,
   inbox_unavailable: RETRY_AFTER_SECONDS,
+  // Only when the wait is unknown, which `answerable` never leaves: the downstream's own wait is sent.
+  rate_limited: RETRY_AFTER_SECONDS,
 };
 
 /**
@@ -91,8 +94,29 @@ export function responseTo(ending: Ending): WebhookResponse {
   const retryAfter =
     error instanceof EventInProgressError || error instanceof ResourceBusyError
       ? error.retryAfterSeconds
-      : undefined;
+      : code === 'rate_limited'
+        ? downstreamWaitSeconds(error)
+        : undefined;
   return responseFor(tableCode(code), message, retryAfter);
+}
+
+/**
+ * The ending the sender is answered with. A handler's failure whose cause is a downstream's 429 (the
+ * handler threw `RateLimitedError`) is answered `rate_limited`, not `handler_failed`: nothing on the
+ * receiver's side failed, and the sender is told when the downstream will take calls again. The error
+ * stays the run's `HandlerFailedError`, as `onError` heard it; the claim was released alike.
+ */
+export function answerable(ending: Ending): Ending {
+  const { code, error } = ending;
+  return code === 'handler_failed' && error !== undefined && rateLimitedIn(error) !== undefined
+    ? { code: 'rate_limited', error }
+    : ending;
+}
+
+/** `Retry-After` in whole seconds, rounded up: a sender that comes back early finds the downstream still limited. */
+function downstreamWaitSeconds(error: unknown): number | undefined {
+  const limited = rateLimitedIn(error);
+  return limited === undefined ? undefined : Math.ceil(limited.retryAfterMs / 1000);
 }
 
 /** A code that is not an answer of the table (never expected here) is answered as an internal error. */

@@ -7,8 +7,8 @@ import {
   EventSchemaError,
   InvalidInboxEntryError,
   type ProcessResult,
-  RateLimitedError,
   ResourceBusyError,
+  rateLimitedIn,
   WebhookError,
 } from 'service-webhooks/core';
 import type { Schedule } from './backoff.js';
@@ -69,20 +69,6 @@ export function judgeFailure(
   }
   if (attempt >= attempts) return { kind: 'dead-letter', reason: 'last-attempt', error };
   return { kind: 'retry', delayMs: retries.delayMs(attempt, random), error };
-}
-
-/**
- * The `RateLimitedError` a handler threw, as the run's failure carries it (`handler_failed` with it as
- * its cause), or as thrown itself.
- */
-export function rateLimitedIn(error: unknown): RateLimitedError | undefined {
-  let current: unknown = error;
-  // A few causes deep at most: a handler may wrap it once more (its client's own error class).
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    if (current instanceof RateLimitedError) return current;
-    current = current.cause;
-  }
-  return undefined;
 }
 
 /** An entry no retry can fix: dead-letter it at once rather than spend every attempt over days. */

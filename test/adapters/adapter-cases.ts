@@ -3,7 +3,7 @@
  * for one framework is proven for all. An adapter supplies `start`, which mounts a receiver on the real
  * framework and returns a client that sends raw HTTP-shaped requests to it.
  */
-import { createWebhooks, type Webhooks } from 'service-webhooks';
+import { createWebhooks, RateLimitedError, type Webhooks } from 'service-webhooks';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
@@ -74,6 +74,9 @@ export function runAdapterCases(adapter: AdapterUnderTest): void {
     webhooks.on('user.deleted', () => {
       failures++;
       throw new Error('database password is hunter2');
+    });
+    webhooks.on('user.updated', () => {
+      throw new RateLimitedError(1_500);
     });
     webhooks.onError(() => {});
     const callsFor = (id: string) => seen.filter((s) => s.id === id).length;
@@ -171,6 +174,13 @@ export function runAdapterCases(adapter: AdapterUnderTest): void {
       expect(JSON.parse(response.body).error.code).toBe('handler_failed');
       expect(response.body).not.toContain('hunter2');
       expect(failures).toBe(before + 1);
+    });
+
+    test("handler's downstream rate limited: 503 rate_limited with the wait as Retry-After", async () => {
+      const response = await client.send(signedRequest(JSON.stringify(createTestEvent('user.updated'))));
+      expect(response.status).toBe(503);
+      expect(JSON.parse(response.body).error.code).toBe('rate_limited');
+      expect(response.headers['retry-after']).toBe('2');
     });
 
     const exotic: Record<string, (json: string) => string | Uint8Array> = {

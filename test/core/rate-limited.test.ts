@@ -11,8 +11,9 @@ import {
   rateLimitedError,
   WebhookError,
 } from 'service-webhooks';
+import { rateLimitedIn } from 'service-webhooks/core';
 import { expect, test } from 'vitest';
-import { judgeFailure, rateLimitedIn } from '../../src/inbox/attempt-outcome.js';
+import { judgeFailure } from '../../src/inbox/attempt-outcome.js';
 import { schedule } from '../../src/inbox/backoff.js';
 import { flowSettings } from '../../src/inbox/worker-options.js';
 
@@ -22,6 +23,8 @@ test('RateLimitedError is a WebhookError with the stable code rate_limited, its 
   const error = new RateLimitedError(30_000);
   expect(error).toBeInstanceOf(WebhookError);
   expect(error.code).toBe('rate_limited');
+  // Its row of the status table: what a receiver without an inbox answers.
+  expect(error.status).toBe(503);
   expect(error.retryAfterMs).toBe(30_000);
   expect(new RateLimitedError(0).retryAfterMs).toBe(RATE_LIMIT_MIN_WAIT_MS);
   expect(new RateLimitedError(-5).retryAfterMs).toBe(RATE_LIMIT_MIN_WAIT_MS);

@@ -7,6 +7,7 @@ import {
   HandlerFailedError,
   HandlerTimeoutError,
   LeaseLostError,
+  RateLimitedError,
   StoreUnavailableError,
   type WebhookError,
   type WebhookResponse,
@@ -333,6 +334,40 @@ describe('status table', () => {
     const response = await deliver(webhooks, createTestEvent('user.created'), { secret });
     expect(response.status).toBe(500);
     expect(errors.map((e) => e.code)).toEqual(['handler_failed', 'store_unavailable']);
+  });
+
+  test("503 rate_limited with Retry-After (the downstream's wait, rounded up to seconds) when a handler throws RateLimitedError; the claim is released and the retry runs", async () => {
+    const { webhooks, store, errors } = setup();
+    let calls = 0;
+    webhooks.on('payment.succeeded', () => {
+      calls++;
+      if (calls === 1) throw new RateLimitedError(12_300);
+      // Wrapped once more by the handler's own client: still the downstream's wait.
+      if (calls === 2) throw new Error('crm.example refused', { cause: new RateLimitedError(2_000) });
+    });
+    const event = createTestEvent('payment.succeeded');
+    const limited = await deliver(webhooks, event, { secret });
+    expect(limited.status).toBe(503);
+    expect(errorOf(limited)).toEqual({
+      code: 'rate_limited',
+      message: 'A service the receiver calls is rate limiting it, so the event was not handled; retry later.',
+    });
+    expect(limited.headers['retry-after']).toBe('13');
+    expect(store.calls).toEqual([`claim ${key(event.id)}`, `release ${key(event.id)}`]);
+    // onError hears what it hears of any handler failure: the handler's error is the cause.
+    expect(errors[0]).toBeInstanceOf(HandlerFailedError);
+    expect(errors[0]!.cause).toBeInstanceOf(RateLimitedError);
+
+    const wrapped = await deliver(webhooks, event, { secret });
+    expect([wrapped.status, errorOf(wrapped).code, wrapped.headers['retry-after']]).toEqual([
+      503,
+      'rate_limited',
+      '2',
+    ]);
+    const retry = await deliver(webhooks, event, { secret });
+    expect(retry.status).toBe(200);
+    expect(retry.headers['x-webhook-duplicate']).toBeUndefined();
+    expect(calls).toBe(3);
   });
 
   test('503 handler_timeout with Retry-After; ctx.signal aborts; the claim is held until the handler settles', async () => {
