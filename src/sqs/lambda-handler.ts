@@ -8,25 +8,29 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   ConfigurationError,
   type InboxBackoff,
+  type InboxFlowOptions,
   type InboxLogger,
   type Webhooks,
 } from 'service-webhooks/core';
 import { inboxLog } from '../inbox/log.js';
 import { InboxRunner } from '../inbox/runner.js';
-import { checkReceiver, runnerSettings } from '../inbox/worker-options.js';
+import { checkReceiver, flowSettings, runnerSettings } from '../inbox/worker-options.js';
 import type { ReceivedMessage } from './message.js';
 import { checkClientAndUrl, once, queueUrlOfArn, readDeadLetterQueueUrl } from './queue-settings.js';
 import { queueNameOf, type SqsDelivery, SqsTransport, sqsDeliveryOf } from './transport.js';
 
 /**
- * Options of {@link sqsHandler}.
+ * Options of {@link sqsHandler}. The flow-control options (`rate`, `concurrencyPerKey`, `flowControl`,
+ * `holdMs`) are the long-running worker's: a record held back waits in the function up to `holdMs`
+ * (billed time; `holdMs: 0` defers at once), then is hidden until about when a slot frees and listed
+ * in `batchItemFailures`, spending no attempt.
  *
  * @example
  * ```ts
  * sqsHandler(webhooks, { client: new SQSClient({}), attempts: 20, backoff: { initialDelayMs: 60_000 } });
  * ```
  */
-export interface SqsHandlerOptions {
+export interface SqsHandlerOptions extends InboxFlowOptions {
   /** The SDK v3 client the handler re-sends, dead-letters and defers with. */
   readonly client: SQSClient;
   /** The inbox queue's URL. @default from each record's `eventSourceARN` (through `GetQueueUrl`) */
@@ -71,6 +75,10 @@ const WHAT = 'sqsHandler()';
  * Records of a standard queue run at once; a FIFO queue's run in order within their message group,
  * and once one must come back, the rest of its group in the batch is listed unrun.
  *
+ * `rate` and `concurrencyPerKey` count every invocation's runs and every worker's of the queue, in the
+ * shared state `flowControl` names (a Redis or PostgreSQL: SQS keeps none); a record held back is
+ * deferred as another run's claim is, listed and hidden, without spending an attempt.
+ *
  * @example
  * ```ts
  * import { SQSClient } from '@aws-sdk/client-sqs';
@@ -86,6 +94,9 @@ export function sqsHandler(
   checkReceiver(webhooks, WHAT);
   checkClientAndUrl(WHAT, options?.client, options?.queueUrl, false);
   const settings = runnerSettings(WHAT, options);
+  // Checked now, so a mistake fails the function's start rather than its first batch. The shared keys
+  // are named by each source queue (`queue` below), as a long-running worker of that queue names them.
+  const flow = flowSettings(WHAT, '', options, undefined);
   const { client, logger } = options;
   // One runner per source queue (a function may be mapped to several).
   const runners = new Map<string, () => Promise<InboxRunner<SqsDelivery>>>();
@@ -112,7 +123,12 @@ export function sqsHandler(
           deletes: false,
           warn: (record, message) => inboxLog(logger, 'warn', { inbox: name, ...record }, message),
         });
-        return new InboxRunner(webhooks, transport, settings, logger);
+        return new InboxRunner(
+          webhooks,
+          transport,
+          { ...settings, flow: flow && { ...flow, queue: name } },
+          logger,
+        );
       });
       runners.set(arn, runner);
     }

@@ -1,7 +1,8 @@
 /**
  * sqsHandler fed real SQS record shapes, built from messages received from fauxqs as an event source
  * mapping would (attributes, messageAttributes with stringValue, eventSourceARN); the test plays the
- * mapping's part and deletes the records the answer does not list.
+ * mapping's part and deletes the records the answer does not list. Flow control keeps its shared state
+ * on a real Redis (REDIS_URL, or a server of the test's own).
  */
 import {
   DeleteMessageCommand,
@@ -10,10 +11,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { MemoryStore } from 'service-webhooks';
+import { Redis } from 'ioredis';
+import { createWebhooks, MemoryStore } from 'service-webhooks';
+import { RedisFlowControl } from 'service-webhooks/redis';
 import { ATTRIBUTE, sqsHandler, sqsInbox } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startStandalone } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
 import {
   createQueues,
@@ -24,6 +28,7 @@ import {
   SECRET,
   sqsClient,
   startSqs,
+  uniqueName,
   waitUntil,
 } from './support.js';
 
@@ -265,4 +270,76 @@ test('a FIFO batch runs each group in order; after a record that must come back,
   release();
   await holding;
   await q.delete();
+});
+
+test('flow control: a rate shared by two function instances runs what it allows; the rest is listed, hidden, and runs later at attempt 1', async () => {
+  const q = await createQueues(client, 'lambda-flow');
+  const arn = await arnOf(q.queueUrl);
+  const server = await startStandalone();
+  const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  try {
+    const store = new MemoryStore();
+    const door = receiver({ store, inbox: sqsInbox({ client, queueUrl: q.queueUrl }) });
+    const consumer = receiver({ store });
+    for (const id of ['evt_r1', 'evt_r2', 'evt_r3'])
+      expect((await deliverTo(door.webhooks, createTestEvent('user.created', { id }))).status).toBe(200);
+    const flowControl = new RedisFlowControl({ client: redis, prefix: `${uniqueName('lambda-flow')}:` });
+    // Two warm instances of one function: each its own runner, the rate theirs together.
+    const instance = () =>
+      sqsHandler(consumer.webhooks, {
+        client,
+        attempts: 1,
+        rate: { max: 2, perMs: 2_000 },
+        holdMs: 0,
+        flowControl,
+      });
+    const [first, second] = [instance(), instance()];
+    const records = (await receiveAll(client, q.queueUrl, { visibility: 10 })).map((message) =>
+      recordOf(message, arn),
+    );
+    expect(records).toHaveLength(3);
+    const answers = await Promise.all([
+      first({ Records: records.slice(0, 2) }),
+      second({ Records: records.slice(2) }),
+    ]);
+    expect(consumer.runs).toHaveLength(2);
+    const listed = answers.flatMap((answer) => answer.batchItemFailures.map((item) => item.itemIdentifier));
+    const ran = new Set(consumer.runs.map((run) => run.eventId));
+    const held = records.filter((record) => !ran.has(JSON.parse(record.body).event.id));
+    expect(listed).toEqual(held.map((record) => record.messageId));
+    // The mapping deletes what was not listed; the held record is hidden until the window frees a slot.
+    for (const record of records.filter((record) => record !== held[0]))
+      await client.send(
+        new DeleteMessageCommand({ QueueUrl: q.queueUrl, ReceiptHandle: record.receiptHandle }),
+      );
+    expect(await receiveAll(client, q.queueUrl, { visibility: 0 })).toEqual([]);
+
+    const again: Message[] = [];
+    await waitUntil(
+      'the held record to come back',
+      async () => {
+        again.push(...(await receiveAll(client, q.queueUrl, { visibility: 10 })));
+        return again.length > 0;
+      },
+      10_000,
+    );
+    expect(again).toHaveLength(1);
+    const answer = await first({ Records: again.map((message) => recordOf(message, arn)) });
+    expect(answer.batchItemFailures).toEqual([]);
+    // Waiting spent no attempt.
+    expect(consumer.runs.at(-1)).toEqual({ eventId: JSON.parse(held[0]!.body).event.id, attempt: 1 });
+    expect(consumer.errors).toEqual([]);
+  } finally {
+    redis.disconnect();
+    await server.stop();
+    await q.delete();
+  }
+});
+
+test('flow control: rate or concurrencyPerKey without flowControl fails at the start, as the worker does (SQS keeps no shared state)', () => {
+  const webhooks = createWebhooks({ secret: SECRET, store: new MemoryStore() });
+  expect(() => sqsHandler(webhooks, { client, rate: { max: 6, perMs: 1_000 } })).toThrow(/flowControl/);
+  expect(() =>
+    sqsHandler(webhooks, { client, concurrencyPerKey: { key: (entry) => entry.event.type, max: 2 } }),
+  ).toThrow(/flowControl/);
 });
