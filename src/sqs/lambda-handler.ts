@@ -73,7 +73,10 @@ const WHAT = 'sqsHandler()';
  * that crashes the function every time (each deferral counts a receive too).
  *
  * Records of a standard queue run at once; a FIFO queue's run in order within their message group,
- * and once one must come back, the rest of its group in the batch is listed unrun.
+ * and once one must come back, the rest of its group in the batch is listed unrun. A record deferred
+ * by flow control or a downstream's 429 after ten receives is written afresh (its receive count starts
+ * over, so the queue's `maxReceiveCount` never dead-letters an event that was only waiting) and left
+ * out of the answer, so the mapping deletes the original.
  *
  * `rate` and `concurrencyPerKey` count every invocation's runs and every worker's of the queue, in the
  * shared state `flowControl` names (a Redis or PostgreSQL: SQS keeps none); a record held back is
@@ -135,18 +138,26 @@ export function sqsHandler(
     return runner();
   };
 
-  /** Whether the record must come back through SQS (listed in the answer). */
-  const run = async (record: SQSRecord): Promise<boolean> => {
+  /**
+   * What becomes of the record: `settled` (left out of the answer, so the mapping deletes it), `listed`
+   * (it must come back through SQS), or `replaced` (deferred as a fresh copy: left out of the answer,
+   * yet the event is still to run, so the rest of a FIFO group waits for it).
+   */
+  const run = async (record: SQSRecord): Promise<'settled' | 'listed' | 'replaced'> => {
     let runner: InboxRunner<SqsDelivery>;
     try {
       runner = await runnerOf(record.eventSourceARN);
     } catch {
       // The queue's URL could not be found: the record comes back after its visibility timeout.
-      return true;
+      return 'listed';
     }
-    const end = await runner.run(sqsDeliveryOf(receivedOf(record)));
+    const delivery = sqsDeliveryOf(receivedOf(record));
+    const end = await runner.run(delivery);
+    if (end.kind === 'deferred' && delivery.replaced) return 'replaced';
     // A deferral or a copy not yet due is hidden until its time; a settling that failed comes back.
-    return end.kind === 'deferred' || end.kind === 'not-due' || end.kind === 'unsettled';
+    return end.kind === 'deferred' || end.kind === 'not-due' || end.kind === 'unsettled'
+      ? 'listed'
+      : 'settled';
   };
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -163,10 +174,11 @@ export function sqsHandler(
     await Promise.all(
       [...lanes.values()].map(async (lane) => {
         for (const [index, record] of lane.entries()) {
-          if (await run(record)) {
-            failed.push(...lane.slice(index).map((held) => held.messageId));
-            return;
-          }
+          const fate = await run(record);
+          if (fate === 'settled') continue;
+          const from = fate === 'listed' ? index : index + 1;
+          failed.push(...lane.slice(from).map((held) => held.messageId));
+          return;
         }
       }),
     );

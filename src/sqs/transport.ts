@@ -58,6 +58,11 @@ const RECOPY_AFTER_RECEIVES = 10;
 export interface SqsDelivery extends InboxDelivery {
   readonly message: ReceivedMessage;
   readonly meta: MessageMeta;
+  /**
+   * Set by a deferral that wrote the message afresh (see `SqsTransport.defer`): this message is done
+   * with. The worker deleted it; a Lambda's answer leaves it out, so the event source mapping does.
+   */
+  replaced: boolean;
 }
 
 /**
@@ -185,14 +190,15 @@ export class SqsTransport implements InboxTransport<SqsDelivery> {
    * stays. But each such return counts a receive, and past the queue's `maxReceiveCount` SQS's own
    * redrive would dead-letter an event that was only waiting: a throttled message received
    * {@link RECOPY_AFTER_RECEIVES} times or more is written again as a fresh copy (same attempt, same
-   * seal, due after `delayMs`), whose count starts over, and the original deleted. Only where the
-   * transport deletes (the worker): a Lambda's mapping deletes what its answer does not list.
+   * seal, due after `delayMs`), whose count starts over, and the original is `replaced`: deleted here
+   * by the worker; left out of a Lambda's answer, so that its event source mapping deletes it.
    */
   async defer(delivery: SqsDelivery, delayMs: number, reason?: DeferReason): Promise<void> {
     const throttled = reason !== undefined && reason !== 'held';
-    if (throttled && this.#settings.deletes && delivery.message.receiveCount >= RECOPY_AFTER_RECEIVES) {
+    if (throttled && delivery.message.receiveCount >= RECOPY_AFTER_RECEIVES) {
       const meta: MessageMeta = { ...delivery.meta, notBefore: Date.now() + delayMs, failure: undefined };
       await this.#send(this.#settings.queueUrl, delivery.message, meta, delayMs);
+      delivery.replaced = true;
       await this.acknowledge(delivery);
       return;
     }
@@ -303,6 +309,7 @@ export function sqsDeliveryOf(message: ReceivedMessage): SqsDelivery {
     replayId: meta.replay?.id,
     ids: { messageId: message.messageId },
     unnamed: `(message ${message.messageId})`,
+    replaced: false,
   };
 }
 

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { Redis } from 'ioredis';
-import { createWebhooks, MemoryStore } from 'service-webhooks';
+import { createWebhooks, MemoryStore, RateLimitedError } from 'service-webhooks';
 import { RedisFlowControl } from 'service-webhooks/redis';
 import { ATTRIBUTE, sqsHandler, sqsInbox } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
@@ -343,3 +343,78 @@ test('flow control: rate or concurrencyPerKey without flowControl fails at the s
     sqsHandler(webhooks, { client, concurrencyPerKey: { key: (entry) => entry.event.type, max: 2 } }),
   ).toThrow(/flowControl/);
 });
+
+test('a record deferred by a 429 after ten receives is written afresh and left out of the answer, so the queue never redrives a waiting event; the copy runs at attempt 1', async () => {
+  const q = await createQueues(client, 'lambda-recopy');
+  const arn = await arnOf(q.queueUrl);
+  const store = new MemoryStore();
+  const door = receiver({ store, inbox: sqsInbox({ client, queueUrl: q.queueUrl }) });
+  let limited = 0;
+  const consumer = receiver({
+    store,
+    behaviour: () => {
+      if (limited++ < 2) throw new RateLimitedError(1_000);
+    },
+  });
+  await deliverTo(door.webhooks, createTestEvent('user.created', { id: 'evt_l_recopy' }));
+  const handler = sqsHandler(consumer.webhooks, { client, attempts: 3, backoff: [1_000] });
+  const [message] = await receiveAll(client, q.queueUrl, { visibility: 10 });
+  // Nine receives: hidden and listed, as any deferral.
+  const ninth = recordOf(message!, arn);
+  ninth.attributes.ApproximateReceiveCount = '9';
+  expect((await handler({ Records: [ninth] })).batchItemFailures).toEqual([
+    { itemIdentifier: ninth.messageId },
+  ]);
+  // The tenth: a fresh copy is written, and the original left out for the mapping to delete.
+  let again: Message[] = [];
+  await waitUntil(
+    'the hidden record to come back',
+    async () => {
+      again = await receiveAll(client, q.queueUrl, { visibility: 10 });
+      return again.length > 0;
+    },
+    10_000,
+  );
+  expect(again.map((found) => found.MessageId)).toEqual([ninth.messageId]);
+  const tenth = recordOf(again[0]!, arn);
+  tenth.attributes.ApproximateReceiveCount = '10';
+  expect((await handler({ Records: [tenth] })).batchItemFailures).toEqual([]);
+  await client.send(new DeleteMessageCommand({ QueueUrl: q.queueUrl, ReceiptHandle: tenth.receiptHandle }));
+  const copies: Message[] = [];
+  await waitUntil(
+    'the copy to be due',
+    async () => {
+      copies.push(...(await receiveAll(client, q.queueUrl, { visibility: 10 })));
+      return copies.length > 0;
+    },
+    10_000,
+  );
+  expect(copies).toHaveLength(1);
+  const copy = copies[0]!;
+  expect(copy.MessageId).not.toBe(ninth.messageId);
+  expect(JSON.parse(copy.Body!).event.id).toBe('evt_l_recopy');
+  expect(copy.Attributes?.ApproximateReceiveCount).toBe('1');
+  expect((await invokeWith(handler, [copy], arn, q.queueUrl)).batchItemFailures).toEqual([]);
+  expect(consumer.runs.map((run) => run.attempt)).toEqual([1, 1, 1]);
+  expect(consumer.errors.map((error) => error.code)).not.toContain('event_dead_lettered');
+  expect(await receiveAll(client, q.queueUrl, { visibility: 0 })).toEqual([]);
+  await q.delete();
+});
+
+/** The mapping's part for messages already received: invoke, then delete what the answer does not list. */
+async function invokeWith(
+  handler: ReturnType<typeof sqsHandler>,
+  messages: Message[],
+  arn: string,
+  queueUrl: string,
+) {
+  const event: SQSEvent = { Records: messages.map((message) => recordOf(message, arn)) };
+  const answer = await handler(event);
+  const failed = new Set(answer.batchItemFailures.map((failure) => failure.itemIdentifier));
+  for (const record of event.Records)
+    if (!failed.has(record.messageId))
+      await client.send(
+        new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle }),
+      );
+  return answer;
+}
