@@ -4,6 +4,13 @@
  * (`holders`). Acquiring is an upsert, so concurrent workers queue on the row's lock and each sees
  * the row as the one before it left it (`ON CONFLICT DO UPDATE` reads the latest version): no grant
  * is decided on a stale count.
+ *
+ * A key's row goes once no slot of it is held: the release that gives back its last live slot deletes
+ * it in the same statement, and the rows of keys whose holders died (their leases ended, never given
+ * back) are deleted by a bounded prune an instance runs at most once a minute, from an acquire. A
+ * deletion re-checks its condition on the row's latest version under the row's lock, and an acquire
+ * that meets a row being deleted inserts it afresh (`ON CONFLICT` retries), so a live slot is never
+ * lost. A rate's row (one per queue) stays.
  */
 import { ConfigurationError, type FlowControl, type FlowGrant } from 'service-webhooks/core';
 import type { PostgresQueryable } from './postgres-queryable.js';
@@ -72,6 +79,22 @@ export function postgresFlowControlMigration(table: string = DEFAULT_TABLE): str
 const NOW = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
 
 /**
+ * The condition on a row `f` that holds nothing: no rate's grants, and no holder whose lease has not
+ * ended (but `except`, a parameter: the holder giving its slot back).
+ */
+function holdsNothing(except?: string): string {
+  const others = except === undefined ? '' : `k <> ${except} AND `;
+  return `cardinality(f.starts) = 0 AND NOT EXISTS (SELECT 1 FROM jsonb_each(f.holders) e(k, v)
+    WHERE ${others}(v #>> '{}')::float8 > ${NOW})`;
+}
+
+/** How often an instance prunes at most: a statement a minute, never one per call. */
+const PRUNE_INTERVAL_MS = 60_000;
+
+/** Rows one prune deletes at most, so that it holds few locks and ends quickly; a full batch prunes again at the next acquire. */
+const PRUNE_BATCH = 500;
+
+/**
  * {@link FlowControl} on PostgreSQL. A pg-boss worker makes one on pg-boss's database; give one to an
  * SQS worker (`flowControl`), or the `PostgresStore` whose `flowControl()` makes one on its pool.
  *
@@ -90,6 +113,9 @@ export class PostgresFlowControl implements FlowControl {
   readonly #tableName: string;
   #created: Promise<void> | undefined;
   readonly #creates: boolean;
+  /** When this instance last started a prune (`Date.now()`); 0: at its first acquire. */
+  #prunedAt = 0;
+  #pruning = false;
 
   constructor(options: PostgresFlowControlOptions) {
     if (typeof options?.pool?.query !== 'function') {
@@ -119,7 +145,50 @@ export class PostgresFlowControl implements FlowControl {
     return this.#created;
   }
 
+  /**
+   * Delete the rows of keys that hold nothing (every slot given back, or its lease ended) and answer
+   * how many went, at most 500 a call; rows another statement has locked are skipped. Acquires call
+   * it at most once a minute per instance; call it yourself (a scheduled job) to prune a table no
+   * worker acquires from any more. A rate's row is kept: its window is not in the table.
+   *
+   * @example
+   * ```ts
+   * const pruned = await new PostgresFlowControl({ pool }).prune();
+   * ```
+   */
+  async prune(): Promise<number> {
+    const { rows } = await this.#query<{ pruned: number }>(
+      `WITH gone AS (
+         DELETE FROM ${this.#table} AS f
+          WHERE f.key = ANY(ARRAY(SELECT f.key FROM ${this.#table} AS f WHERE ${holdsNothing()}
+                                   LIMIT $1 FOR UPDATE SKIP LOCKED))
+            AND ${holdsNothing()}
+         RETURNING 1)
+       SELECT count(*)::int AS pruned FROM gone`,
+      [PRUNE_BATCH],
+    );
+    return rows[0]?.pruned ?? 0;
+  }
+
+  /** A prune, unawaited, when the last one is a minute old (or deleted a full batch); its failure waits for the next. */
+  #pruneNow(): void {
+    const now = Date.now();
+    if (this.#pruning || now - this.#prunedAt < PRUNE_INTERVAL_MS) return;
+    this.#pruning = true;
+    this.#prunedAt = now;
+    this.prune().then(
+      (pruned) => {
+        this.#pruning = false;
+        if (pruned >= PRUNE_BATCH) this.#prunedAt = 0;
+      },
+      () => {
+        this.#pruning = false;
+      },
+    );
+  }
+
   async acquireRate(key: string, max: number, windowMs: number): Promise<FlowGrant> {
+    this.#pruneNow();
     const token = crypto.randomUUID();
     // `excluded.starts[1]` is this statement's now; the window keeps the grants after now - window.
     const kept = `ARRAY(SELECT s FROM unnest(f.starts) s WHERE s > excluded.starts[1] - $4::float8)`;
@@ -137,6 +206,7 @@ export class PostgresFlowControl implements FlowControl {
   }
 
   async acquireSlot(key: string, holder: string, max: number, leaseMs: number): Promise<FlowGrant> {
+    this.#pruneNow();
     // `excluded.holders` is {holder: now + lease}; the others whose lease has not ended stay.
     const now = `((excluded.holders ->> $2)::float8 - $4::float8)`;
     const others = `COALESCE((SELECT jsonb_object_agg(k, v) FROM jsonb_each(f.holders) e(k, v)
@@ -166,7 +236,17 @@ export class PostgresFlowControl implements FlowControl {
   }
 
   async releaseSlot(key: string, holder: string): Promise<void> {
-    await this.#query(`UPDATE ${this.#table} SET holders = holders - $2::text WHERE key = $1`, [key, holder]);
+    // One statement: the row goes when no other live slot is left in it, else the holder leaves it.
+    // The two are exclusive (`gone` is read before the update scans), so the row is changed once.
+    await this.#query(
+      `WITH gone AS (
+         DELETE FROM ${this.#table} AS f
+          WHERE f.key = $1 AND ${holdsNothing('$2')}
+         RETURNING 1)
+       UPDATE ${this.#table} SET holders = holders - $2::text
+        WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM gone)`,
+      [key, holder],
+    );
   }
 }
 
