@@ -406,17 +406,22 @@ export interface TenantOptions<Tenant extends string = string> {
    * it then answers within `storeTimeoutMs`, as `secret` does. Whatever it returns is unverified (the
    * signature is checked with the tenant's secret only afterwards): never trust it for more than
    * finding the secret.
+   *
+   * A declared source reads any string, so it is allowed only where `Tenant` is `string`: a `secret`
+   * whose parameter is annotated with a narrower type (`(account: AccountId) => …`) then fails to
+   * compile here, rather than give `ctx.tenant` a type the source does not check.
    */
-  from: TenantSource | ((request: TenantRequest) => Tenant | undefined | PromiseLike<Tenant | undefined>);
+  from:
+    | (string extends Tenant ? TenantSource : never)
+    | ((request: TenantRequest) => Tenant | undefined | PromiseLike<Tenant | undefined>);
   /**
    * The tenant's webhook secret, or several while it rotates (the new one first). `undefined`, `null`
    * or an empty list say the tenant does not exist: the delivery is answered 404 `unknown_tenant`
    * without touching the store. A throw, a rejection, a blank secret or no answer within
    * `storeTimeoutMs` answer 503 `secret_unavailable`, so the sender retries; none of those is cached.
+   * Its parameter may be left to take `from`'s type, or annotated by hand with it.
    */
-  secret: (
-    tenant: NoInfer<Tenant>,
-  ) => SecretOption | null | undefined | PromiseLike<SecretOption | null | undefined>;
+  secret: (tenant: Tenant) => SecretOption | null | undefined | PromiseLike<SecretOption | null | undefined>;
   /**
    * How long a tenant's secrets are kept before `secret` is asked again (a rotation or a revoked
    * registration takes effect within it).
