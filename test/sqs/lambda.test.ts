@@ -289,7 +289,8 @@ test('flow control: a rate shared by two function instances runs what it allows;
       sqsHandler(consumer.webhooks, {
         client,
         attempts: 1,
-        rate: { max: 2, perMs: 2_000 },
+        // A window the three records' grants cannot outlast, even on a machine that lags.
+        rate: { max: 2, perMs: 4_000 },
         holdMs: 0,
         flowControl,
       });
@@ -321,7 +322,7 @@ test('flow control: a rate shared by two function instances runs what it allows;
         again.push(...(await receiveAll(client, q.queueUrl, { visibility: 10 })));
         return again.length > 0;
       },
-      10_000,
+      15_000,
     );
     expect(again).toHaveLength(1);
     const answer = await first({ Records: again.map((message) => recordOf(message, arn)) });
