@@ -1,4 +1,4 @@
-import { createWebhooks, type Webhooks } from 'service-webhooks';
+import { createWebhooks, rateLimitedError, type Webhooks } from 'service-webhooks';
 
 /**
  * The receiver each webhook route serves. Every route module gets its own (Edge and Node.js routes
@@ -28,6 +28,8 @@ export function createReceiver(): Webhooks {
         body: JSON.stringify(event),
         signal,
       });
+      // The relay rate-limits as a downstream API would (429, Retry-After): the handler says so.
+      if (response.status === 429) throw rateLimitedError(response);
       if (!response.ok) throw new Error(`The relayed handler failed with ${response.status}.`);
     });
   }
