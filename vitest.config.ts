@@ -121,6 +121,8 @@ export const SOLO_TESTS = [
   'test/sqs/flow-control.test.ts',
   // Figures logged on an interval, and a backlog seen at a given tick.
   'test/inbox/monitor.test.ts',
+  // JetStream redelivers after a 3 s AckWait until MaxDeliver: a lagging worker acknowledges late.
+  'test/nats/max-deliveries.test.ts',
 ];
 
 /**
