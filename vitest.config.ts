@@ -103,7 +103,8 @@ const TYPE_TESTS = ['test/types/*.test.ts'];
  * fixed time. Named file by file, so that a new file runs side by side unless it is put here.
  */
 export const SOLO_TESTS = [
-  'test/core/first-delivery.test.ts',
+  // Those whose subject a Node line changes too: NODE_LINE_INTEGRATION_TESTS below runs them on every line.
+  ...solosOnEveryLine(),
   // dynalite answers one write after another, in JavaScript: beside two other files, 100 concurrent
   // claims of one event passed the suite's 5 s call deadline.
   'test/stores/dynamodb/conformance.test.ts',
@@ -112,19 +113,6 @@ export const SOLO_TESTS = [
   'test/pg-boss/sigkill.test.ts',
   'test/rabbitmq/sigkill.test.ts',
   'test/nats/sigkill.test.ts',
-  'test/stores/redis/faults.test.ts',
-  'test/stores/redis/cluster-faults.test.ts',
-  'test/stores/redis/multi-process.test.ts',
-  'test/stores/redis/lambda-cold-start.test.ts',
-  'test/stores/postgres/pool-errors.test.ts',
-  'test/stores/dynamodb/faults.test.ts',
-  'test/stores/dynamodb/multi-process.test.ts',
-  'test/inbox/door-outage.test.ts',
-  'test/inbox/worker-lifecycle.test.ts',
-  'test/rabbitmq/reconnect.test.ts',
-  'test/nats/door.test.ts',
-  'test/nats/server-restart.test.ts',
-  'test/sqs/door.test.ts',
   // A sliding window of handler starts, stamped by the worker after its grant: an event loop that lags
   // behind a busy neighbour stamps a start late, and a window then seems to hold one start too many.
   'test/inbox/flow-control.test.ts',
@@ -135,6 +123,30 @@ export const SOLO_TESTS = [
   // JetStream redelivers after a 3 s AckWait until MaxDeliver: a lagging worker acknowledges late.
   'test/nats/max-deliveries.test.ts',
 ];
+
+/**
+ * The solo files that every Node line runs: sockets that drop or hang, processes started and killed,
+ * timers around an outage, modules loaded on first use (a function, so that both lists below can name
+ * them before this point of the module).
+ */
+function solosOnEveryLine(): string[] {
+  return [
+    'test/core/first-delivery.test.ts',
+    'test/stores/redis/faults.test.ts',
+    'test/stores/redis/cluster-faults.test.ts',
+    'test/stores/redis/multi-process.test.ts',
+    'test/stores/redis/lambda-cold-start.test.ts',
+    'test/stores/postgres/pool-errors.test.ts',
+    'test/stores/dynamodb/faults.test.ts',
+    'test/stores/dynamodb/multi-process.test.ts',
+    'test/inbox/door-outage.test.ts',
+    'test/inbox/worker-lifecycle.test.ts',
+    'test/rabbitmq/reconnect.test.ts',
+    'test/nats/door.test.ts',
+    'test/nats/server-restart.test.ts',
+    'test/sqs/door.test.ts',
+  ];
+}
 
 /**
  * How the tiers share the machine (measured on the 2-core CI machine; see the README's testing section).
@@ -207,23 +219,11 @@ const skipLineIndependent = process.env.SKIP_LINE_INDEPENDENT === '1' ? LINE_IND
  * those whatever Node runs it, so they run once, on the oldest line, with the rest of the tiers.
  */
 const NODE_LINE_INTEGRATION_TESTS = [
-  'test/core/first-delivery.test.ts',
-  'test/stores/redis/faults.test.ts',
-  'test/stores/redis/cluster-faults.test.ts',
-  'test/stores/redis/multi-process.test.ts',
-  'test/stores/redis/lambda-cold-start.test.ts',
-  'test/stores/postgres/pool-errors.test.ts',
-  'test/stores/dynamodb/faults.test.ts',
-  'test/stores/dynamodb/multi-process.test.ts',
-  'test/inbox/door-outage.test.ts',
-  'test/inbox/worker-lifecycle.test.ts',
+  ...solosOnEveryLine(),
+  // AsyncLocalStorage carrying a trace, and the workers' timers around retries and deferrals.
   'test/inbox/telemetry.test.ts',
   'test/pg-boss/inbox.test.ts',
-  'test/sqs/door.test.ts',
   'test/sqs/worker.test.ts',
-  'test/rabbitmq/reconnect.test.ts',
-  'test/nats/door.test.ts',
-  'test/nats/server-restart.test.ts',
 ];
 // Named file by file, so a renamed file fails here rather than silently leaving a tier or a line.
 for (const file of [...NODE_LINE_INTEGRATION_TESTS, ...SOLO_TESTS, ...CHECK_TESTS, ...UNIT_ISOLATED_TESTS])
