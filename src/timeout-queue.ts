@@ -15,6 +15,13 @@ export interface PendingTimeout {
 }
 
 /**
+ * Where the queue's microtasks are scheduled: a reaction to a settled promise is one microtask, as
+ * `queueMicrotask` is, without the AsyncResource Node's `queueMicrotask` makes per call (and, on a
+ * process's first call, the async-hooks code it compiles). What the two callbacks run cannot throw.
+ */
+const settledPromise: Promise<void> = Promise.resolve();
+
+/**
  * Timeouts of one fixed duration behind a single timer. Deadlines of one duration fall due in the order
  * they were set, so setting one is an append to a linked list and cancelling one is an unlink. A Node
  * timer per delivery (a Timeout object, async-hook ids, a timer-list lookup, then clearTimeout) cost
@@ -91,7 +98,7 @@ export class TimeoutQueue {
     this.#linkAfter(entry, after);
     if (entry.deadline < this.#armedFor && !this.#armingSoon) {
       this.#armingSoon = true;
-      queueMicrotask(this.#armSoon);
+      settledPromise.then(this.#armSoon);
     }
   }
 
@@ -129,7 +136,9 @@ export class TimeoutQueue {
   }
 
   /** Past the reactions the caller registers right after `add`: those of promises already settled. */
-  readonly #armSoon = (): void => queueMicrotask(this.#armForHead);
+  readonly #armSoon = (): void => {
+    settledPromise.then(this.#armForHead);
+  };
 
   readonly #armForHead = (): void => {
     this.#armingSoon = false;
