@@ -110,6 +110,15 @@ class WebhookReceiver implements Webhooks {
   readonly #tenants: TenantDirectory<DeliveryVerifier> | undefined;
   /** Tells adapters to pass the request's route parameters and URL (see `readsTenant`). */
   readonly [READS_TENANT]: boolean;
+  /** How deep `[ANSWER_NOW]` calls are within this call stack (a handler may answer another delivery). */
+  #answering = 0;
+  /**
+   * The answer of the request's handlers still running, made within the `[ANSWER_NOW]` call now on the
+   * stack, which reads and clears it before returning. It never rejects (a bug becomes 500
+   * `internal_error` where it is settled: see `runHandlersWithin`), so it needs no `catch`: that was a
+   * promise, a reaction and a microtask per delivery of an asynchronous handler.
+   */
+  #handlersAnswer: Promise<WebhookResponse> | undefined;
 
   constructor(options: WebhooksOptions) {
     this.#options = resolveOptions(options);
@@ -237,12 +246,19 @@ class WebhookReceiver implements Webhooks {
   [ANSWER_NOW](input: HandleInput): Eventual<WebhookResponse> {
     // Nothing may reject: whatever an adapter passes, or a bug, the sender gets an answer of the table.
     let answer: Eventual<WebhookResponse>;
+    let handlers: Promise<WebhookResponse> | undefined;
+    this.#answering++;
     try {
       answer = this.#handle(input);
     } catch (error) {
       return this.#unexpected(error);
+    } finally {
+      this.#answering--;
+      handlers = this.#handlersAnswer;
+      this.#handlersAnswer = undefined;
     }
-    return answer instanceof Promise ? answer.catch(this.#unexpected) : answer;
+    if (!(answer instanceof Promise) || answer === handlers) return answer;
+    return answer.catch(this.#unexpected);
   }
 
   reject(error: WebhookError): WebhookResponse {
@@ -588,6 +604,9 @@ class WebhookReceiver implements Webhooks {
     answerRun: (run: Run<WebhookResponse>, ending: Ending): WebhookResponse =>
       ownerOf(run).#answer(run, ending),
     ending: (run: Run<Ending>, ending: Ending): Ending => ownerOf(run).#ending(run, ending),
+    /** What a request run's settling threw or rejected with (a bug): 500 `internal_error`, reported. */
+    unexpected: (run: Run<WebhookResponse>, cause: unknown): WebhookResponse =>
+      ownerOf(run).#unexpected(cause),
   };
 
   /** The work of a run in the request or in a worker: the event's handlers, within the budget. */
@@ -601,7 +620,8 @@ class WebhookReceiver implements Webhooks {
     if (worker?.signal) worker.detach = context.follow(worker.signal);
     const { telemetry } = run;
     telemetry?.handlersStarted();
-    return runHandlersWithin(
+    const inRequest = run.kind === (this.#inRequest as RunKind<unknown>);
+    const answer = runHandlersWithin(
       run.handlers,
       run.event,
       context,
@@ -610,7 +630,15 @@ class WebhookReceiver implements Webhooks {
       settle,
       run,
       this.#handlerSteps !== undefined || telemetry?.handlerSettled ? this.#stepObserver(run) : undefined,
+      inRequest
+        ? (WebhookReceiver.#kindSteps.unexpected as unknown as (run: Run<A>, cause: unknown) => A)
+        : undefined,
     );
+    // Only while `[ANSWER_NOW]` is on the stack, which clears it: a run reached after a store's promise
+    // is answered through that promise, and nothing keeps its answer here.
+    if (inRequest && this.#answering > 0 && answer instanceof Promise)
+      this.#handlersAnswer = answer as Promise<unknown> as Promise<WebhookResponse>;
+    return answer;
   }
 
   /** Told of each handler as it settles, when a plug-in or the logger asked: both are told. */

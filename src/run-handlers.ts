@@ -203,6 +203,8 @@ async function finishInOrder(
  * returned, which `then`'s result settles (no promise is spent in between). At the timeout the
  * context's signal is aborted with a `HandlerTimeoutError` and the outcome is `timed_out`, with the
  * rest of the run still to settle. With `observe`, each handler is timed and told to it as it settles.
+ * With `failed`, what `then` throws or rejects with (a bug) becomes `failed`'s answer, so the promise
+ * returned never rejects; without it, that promise rejects.
  */
 export function runHandlersWithin<C, R>(
   handlers: readonly WebhookHandler<WebhookEvent>[],
@@ -213,6 +215,7 @@ export function runHandlersWithin<C, R>(
   then: (thenContext: C, outcome: HandlerOutcome) => R | Promise<R>,
   thenContext: C,
   observe?: StepObserver,
+  failed?: (thenContext: C, cause: unknown) => R,
 ): R | Promise<R> {
   const started = now();
   const running = observe
@@ -227,6 +230,7 @@ export function runHandlersWithin<C, R>(
     running,
     context,
     timeoutMs,
+    failed,
   );
   handedOver = undefined;
   // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
@@ -268,6 +272,7 @@ class PendingHandlers<C, R> implements PendingTimeout {
   declare readonly running: Promise<unknown>;
   declare readonly context: DeliveryContext;
   declare readonly timeoutMs: number;
+  declare readonly onFailure: ((thenContext: C, cause: unknown) => R) | undefined;
 
   // Plain assignments in one fixed order, as `Run`'s: made per delivery.
   constructor(
@@ -277,6 +282,7 @@ class PendingHandlers<C, R> implements PendingTimeout {
     running: Promise<unknown>,
     context: DeliveryContext,
     timeoutMs: number,
+    onFailure: ((thenContext: C, cause: unknown) => R) | undefined,
   ) {
     this.deadline = 0;
     this.onTimeout = timedOut;
@@ -288,19 +294,40 @@ class PendingHandlers<C, R> implements PendingTimeout {
     this.running = running;
     this.context = context;
     this.timeoutMs = timeoutMs;
+    this.onFailure = onFailure;
   }
 
   /**
    * Resolve with what `onOutcome` makes of the outcome. It runs inside a promise reaction or the timer:
    * were it to throw (a bug), the delivery's promise would never settle, leaving the sender without an
-   * answer. A throw becomes the delivery's rejection instead, which the receiver answers 500
-   * internal_error.
+   * answer. A throw, or a rejection of what it returns, becomes `onFailure`'s answer (the receiver's
+   * 500 internal_error) where one was given, so the delivery's promise never rejects; else the
+   * delivery's rejection.
    */
   settle(outcome: HandlerOutcome): void {
+    const onFailure = this.onFailure;
+    let answer: R | Promise<R>;
     try {
-      this.resolve(this.onOutcome(this.outcomeContext, outcome));
+      answer = this.onOutcome(this.outcomeContext, outcome);
     } catch (error) {
-      this.resolve(Promise.reject(error));
+      this.resolve(this.#failed(error));
+      return;
+    }
+    // Mapped only where the answer can still fail: a promise (a store that waits).
+    this.resolve(
+      onFailure !== undefined && answer instanceof Promise
+        ? answer.then(undefined, (cause: unknown) => this.#failed(cause))
+        : answer,
+    );
+  }
+
+  #failed(cause: unknown): R | Promise<R> {
+    const onFailure = this.onFailure;
+    if (onFailure === undefined) return Promise.reject(cause);
+    try {
+      return onFailure(this.outcomeContext, cause);
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 }

@@ -92,6 +92,24 @@ const runHandlersWithin = (
   );
 
 describe('runHandlersWithin', () => {
+  test('with `failed`, what the outcome step throws or rejects with becomes its answer; without, a rejection', async () => {
+    const timeouts = new TimeoutQueue(1_000);
+    const bug = new Error('bug in the outcome step');
+    const failed = (thenContext: string, cause: unknown) => `${thenContext}: ${(cause as Error).message}`;
+    const throwing = () => {
+      throw bug;
+    };
+    const rejecting = () => Promise.reject(bug);
+    for (const then of [throwing, rejecting]) {
+      await expect(
+        runWith([async () => {}], event, context(), 1_000, timeouts, then, 'answered', undefined, failed),
+      ).resolves.toBe('answered: bug in the outcome step');
+      await expect(
+        Promise.resolve(runWith([async () => {}], event, context(), 1_000, timeouts, then, 'answered')),
+      ).rejects.toBe(bug);
+    }
+  });
+
   test('asynchronous success and failure come back as outcomes, never as rejections', async () => {
     const timeouts = new TimeoutQueue(1_000);
     await expect(runHandlersWithin([async () => {}], event, context(), 1_000, timeouts)).resolves.toBe(
