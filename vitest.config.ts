@@ -276,6 +276,8 @@ export default defineConfig({
           include: TYPE_TESTS,
           exclude: [...configDefaults.exclude, ...PACKAGE_TESTS],
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          // vitest runs the projects of one group in one pool, which must have one size.
+          maxWorkers: UNIT_WORKERS,
           sequence: { groupOrder: 0 },
         },
       },
