@@ -19,19 +19,18 @@ interface FileTime {
   readonly project: string;
   readonly file: string;
   readonly ms: number;
+  readonly started: number | undefined;
+  readonly ended: number;
 }
 
 export default class DurationsReporter implements Reporter {
   readonly #files: FileTime[] = [];
   readonly #root = process.cwd();
-  /** Per project, when its first file started and its last ended: files run side by side, so the summed time is not the wall time. */
-  readonly #spans = new Map<string, { start: number; end: number }>();
+  /** When each file started: a tier's wall time runs from its first file's start to its last file's end. */
+  readonly #starts = new Map<string, number>();
 
   onTestModuleStart(module: TestModule): void {
-    const project = module.project.name || 'default';
-    const now = Date.now();
-    const span = this.#spans.get(project);
-    if (span === undefined) this.#spans.set(project, { start: now, end: now });
+    this.#starts.set(module.moduleId, Date.now());
   }
 
   onTestModuleEnd(module: TestModule): void {
@@ -42,11 +41,10 @@ export default class DurationsReporter implements Reporter {
       diagnostic.collectDuration +
       diagnostic.setupDuration +
       diagnostic.duration;
-    const project = module.project.name || 'default';
-    const span = this.#spans.get(project);
-    if (span !== undefined) span.end = Date.now();
     this.#files.push({
-      project,
+      project: module.project.name || 'default',
+      started: this.#starts.get(module.moduleId),
+      ended: Date.now(),
       file: relative(this.#root, module.moduleId),
       ms,
     });
@@ -58,9 +56,11 @@ export default class DurationsReporter implements Reporter {
     for (const project of projects) {
       const files = this.#files.filter((entry) => entry.project === project).sort((a, b) => b.ms - a.ms);
       const total = files.reduce((sum, entry) => sum + entry.ms, 0);
-      const span = this.#spans.get(project);
-      const wall =
-        span === undefined ? '' : `, ${seconds(span.end - span.start)} s from first start to last end`;
+      // Type-test files run in tsc, not in a worker: vitest reports them, with no time, when tsc is done.
+      const timed = files.filter((entry) => entry.ms > 0 && entry.started !== undefined);
+      const first = Math.min(...timed.map((entry) => entry.started ?? Number.POSITIVE_INFINITY));
+      const last = Math.max(...timed.map((entry) => entry.ended));
+      const wall = timed.length === 0 ? '' : `, ${seconds(last - first)} s from first start to last end`;
       lines.push(`  ${project}: ${files.length} files, ${seconds(total)} s summed${wall}`);
       for (const entry of files.slice(0, SLOWEST))
         lines.push(`    ${seconds(entry.ms).padStart(6)} s  ${entry.file}`);
