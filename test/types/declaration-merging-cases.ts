@@ -11,6 +11,12 @@ import { describe, expect, test } from 'vitest';
 import { distPath } from '../support/paths.js';
 import { CONSUMER_OPTIONS } from './compiler-options.js';
 
+/**
+ * Each case compiles the whole package as a program: about 5 s of CPU alone, but it shares the CPU with
+ * the rest of its tier (30 s on a busy CI run went past the default 20 s).
+ */
+const COMPILE_TIMEOUT_MS = 120_000;
+
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 function diagnostics(file: string, paths: Record<string, string[]> | undefined): string[] {
@@ -38,10 +44,10 @@ export function declarationMergingCases(label: 'sources' | 'built declarations')
       expect(errors).toHaveLength(2);
       expect(errors.join('\n')).toMatch(/Property 'amount' does not exist on type 'PaymentData'/);
       expect(errors.join('\n')).toMatch(/Property 'name' does not exist on type 'ProjectData'/);
-    });
+    }, COMPILE_TIMEOUT_MS);
 
     test(`declared fields are typed everywhere (${label})`, () => {
       expect(diagnostics(fixture('augmented.ts'), paths)).toEqual([]);
-    });
+    }, COMPILE_TIMEOUT_MS);
   });
 }
