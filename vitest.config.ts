@@ -234,6 +234,9 @@ const lineIntegration = (solo: boolean) =>
 
 export default defineConfig({
   resolve: { alias: packageAliases },
+  // `.ci/run` runs several vitest processes side by side, each with a cache of its own: they would
+  // otherwise write one results file over one another (a half-written one fails the next run's start).
+  ...(process.env.VITEST_CACHE_DIR ? { cacheDir: process.env.VITEST_CACHE_DIR } : {}),
   test: {
     testTimeout: 20_000,
     hookTimeout: 120_000,

@@ -3,7 +3,9 @@
  * step failing the whole on an error:
  * 1. install the site's own tools (docs/package.json, its lockfile) when they are missing or changed, so a
  *    receiver's `npm install` never carries them (a side install, scripts/side-install.ts: hence tsx);
- * 2. compile every TypeScript block of the pages against the built package (scripts/docs/check-snippets.mjs);
+ * 2. compile every TypeScript block of the pages against the built package (scripts/docs/check-snippets.mjs),
+ *    unless DOCS_SNIPPETS_CHECKED_ELSEWHERE=1 says the run that builds the site runs that same check
+ *    (test/docs/snippets.test.ts) itself: `.ci/run` does, and compiling the pages twice cost it 49 s;
  * 3. generate the API reference from the TSDoc into docs/api (TypeDoc, one module per public subpath);
  * 4. render the diagrams (scripts/docs/diagrams.mjs);
  * 5. build the site with VitePress (dead page links fail it), then write llms.txt, llms-full.txt and each
@@ -98,7 +100,13 @@ const run = (args) =>
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await ensureSideInstall(DOCS_TOOLS);
-  if (!dev) {
+  if (dev) {
+    // The writer's loop: the blocks are checked by the docs tests (test/docs/snippets.test.ts).
+  } else if (process.env.DOCS_SNIPPETS_CHECKED_ELSEWHERE === '1') {
+    say(
+      'TypeScript blocks: compiled by test/docs/snippets.test.ts in this run (DOCS_SNIPPETS_CHECKED_ELSEWHERE=1)',
+    );
+  } else {
     const { blocks, errors } = await checkSnippets();
     if (errors.length > 0) {
       for (const { page, line, message } of errors) console.error(`${page}:${line}: ${message}`);
