@@ -9,11 +9,12 @@ let counter = 0;
  * UUID's 122 random bits tell processes apart and the counter tells this process's claims apart. One
  * `randomUUID()` per delivery did the same and cost as much as the memory store's claim.
  */
-export function nextClaimToken(): string {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+export const nextClaimToken = (function nextClaimToken(): string {
   prefix ??= `${randomUuid()}:`;
   counter = counter === Number.MAX_SAFE_INTEGER ? 0 : counter + 1;
   return prefix + counter.toString(36);
-}
+});
 
 /**
  * A version 4 UUID, drawn once per process. Not `randomUUID()`: its first call fills a pool of 128
@@ -21,7 +22,8 @@ export function nextClaimToken(): string {
  * against 0.09 ms for these 16 bytes. node:crypto's generator where the runtime has it: the global
  * `crypto` is Web Crypto, whose first use on Node loads it (about 0.5 ms).
  */
-function randomUuid(): string {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+const randomUuid = (function randomUuid(): string {
   const bytes = new Uint8Array(16);
   if (nodeCrypto) nodeCrypto.randomFillSync(bytes);
   else crypto.getRandomValues(bytes);
@@ -33,4 +35,4 @@ function randomUuid(): string {
     if (index === 3 || index === 5 || index === 7 || index === 9) uuid += '-';
   }
   return uuid;
-}
+});

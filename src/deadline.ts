@@ -29,7 +29,8 @@ export class DeadlineExceeded extends Error {
  * const claim = await withDeadline(store.claim(key, token, leaseMs), storeDeadlines, 'store.claim');
  * ```
  */
-export function withDeadline<T>(
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+export const withDeadline = (function withDeadline<T>(
   promise: T | PromiseLike<T>,
   deadlines: TimeoutQueue,
   what: string,
@@ -49,4 +50,4 @@ export function withDeadline<T>(
       },
     );
   });
-}
+});

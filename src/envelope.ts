@@ -4,16 +4,18 @@ import type { WebhookEvent } from './types.js';
 /** Longest event id accepted: ids are store keys, so they are bounded. */
 export const MAX_EVENT_ID_LENGTH = 255;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+const isPlainObject = (function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+});
 
 /**
  * Parse a verified body and check the envelope fields the receiver relies on: `id` (the dedup key),
  * `type` (routing), `created` (the replay window), `data` and `livemode`. JSON.parse makes `__proto__`
  * an own property, so payload keys cannot reach any prototype.
  */
-export function parseEnvelope(text: string): WebhookEvent {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+export const parseEnvelope = (function parseEnvelope(text: string): WebhookEvent {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -21,14 +23,15 @@ export function parseEnvelope(text: string): WebhookEvent {
     throw new InvalidRequestError('The body is not valid JSON.');
   }
   return checkEnvelope(value);
-}
+});
 
 /**
  * The envelope check of {@link parseEnvelope} on a value already parsed: what an inbox worker applies
  * to the event it reads back from its queue, so that it runs handlers on nothing the door would refuse.
  * `path` names the value in messages (`event` → "`event.id` must be …"); without it, the body.
  */
-export function checkEnvelope(value: unknown, path?: string): WebhookEvent {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+export const checkEnvelope = (function checkEnvelope(value: unknown, path?: string): WebhookEvent {
   const refuse = (field: string, rule: string) =>
     new InvalidRequestError(`\`${path === undefined ? field : `${path}.${field}`}\` must be ${rule}`);
   if (!isPlainObject(value)) {
@@ -51,4 +54,4 @@ export function checkEnvelope(value: unknown, path?: string): WebhookEvent {
     throw refuse('request', 'an object when present.');
   }
   return value as unknown as WebhookEvent;
-}
+});

@@ -67,23 +67,18 @@ export interface ResolvedOptions {
 const CREATED_AHEAD_SECONDS = 300;
 
 /**
- * The `ordering` option and its watermark TTL. A watermark must outlive every older event of its
+ * The `ordering` option (given) and its watermark TTL. A watermark must outlive every older event of its
  * resource that can still be accepted: one signed up to `maxEventAgeSeconds` ago, or up to five
  * minutes ahead of this clock; with an inbox, a worker runs entries (retries, replays) without an age
  * limit for as long as their ids are remembered, so `dedupTtlSeconds` bounds it there.
  */
 function resolveOrdering(
+  ordering: NonNullable<WebhooksOptions['ordering']>,
   options: WebhooksOptions,
   store: IdempotencyStore,
   maxEventAgeSeconds: number,
   dedupTtlSeconds: number,
-): OrderingGuard | undefined {
-  if (options.ordering === undefined) {
-    if (options.watermarkTtlSeconds !== undefined) {
-      throw new ConfigurationError('`watermarkTtlSeconds` only applies with the `ordering` option.');
-    }
-    return undefined;
-  }
+): OrderingGuard {
   const shortest =
     Math.max(maxEventAgeSeconds, options.inbox === undefined ? 0 : dedupTtlSeconds) + CREATED_AHEAD_SECONDS;
   const watermarkTtlSeconds = positiveInteger('watermarkTtlSeconds', options.watermarkTtlSeconds, shortest);
@@ -92,7 +87,7 @@ function resolveOrdering(
       `\`watermarkTtlSeconds\` (${watermarkTtlSeconds}) is shorter than an older event of a resource can still arrive (${shortest} s: ${options.inbox === undefined ? 'maxEventAgeSeconds' : 'dedupTtlSeconds, with an inbox,'} plus the 300 s a \`created\` may be ahead): such an event would run after a newer one. Use at least ${shortest}.`,
     );
   }
-  return new OrderingGuard(options.ordering, store, watermarkTtlSeconds * 1000);
+  return new OrderingGuard(ordering, store, watermarkTtlSeconds * 1000);
 }
 
 /** The `tenant` option after defaults and checks. */
@@ -113,9 +108,9 @@ const NO_SECRET_OF_ITS_OWN = (): never => {
   throw new ConfigurationError('A receiver with `tenant` has no secret of its own: each tenant has its own.');
 };
 
-function resolveTenant(options: WebhooksOptions & { tenant?: unknown }): ResolvedTenantOptions | undefined {
-  const tenant = options.tenant as Partial<TenantOptions> | undefined;
-  if (tenant === undefined) return undefined;
+/** The `tenant` option, given (`resolveOptions` calls this only then). */
+function resolveTenant(options: WebhooksOptions & { tenant?: unknown }): ResolvedTenantOptions {
+  const tenant = options.tenant as Partial<TenantOptions> | null;
   if (typeof tenant !== 'object' || tenant === null || typeof tenant.secret !== 'function') {
     throw new ConfigurationError(
       '`tenant` needs `from` (where the tenant is read) and `secret` (a function of the tenant that gives its secrets).',
@@ -157,8 +152,7 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
 }
 
 /** The `inboxKey` option: like a secret, never empty nor blank, since a MAC keyed with one is anyone's. */
-function resolveInboxKeys(inboxKey: unknown): readonly string[] | undefined {
-  if (inboxKey === undefined) return undefined;
+function resolveInboxKeys(inboxKey: unknown): readonly string[] {
   const keys = typeof inboxKey === 'string' ? [inboxKey] : inboxKey;
   if (
     !Array.isArray(keys) ||
@@ -195,7 +189,10 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('createWebhooks needs an options object: createWebhooks({ secret }).');
   }
-  const tenant = resolveTenant(options);
+  // Each option a receiver leaves out is passed over here, its resolver never called: a Lambda's cold
+  // start compiles every function it calls once, and these (tenant, ordering, inbox, telemetry) are
+  // over 2 KB of checks that a receiver without them would compile only to return undefined.
+  const tenant = (options as { tenant?: unknown }).tenant === undefined ? undefined : resolveTenant(options);
   // A function is called on first use, not here: that is its point (a build without the secret).
   const secret = tenant
     ? NO_SECRET_OF_ITS_OWN
@@ -280,6 +277,10 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     );
   }
   const store = resolveStore(options.store);
+  const ordering = options.ordering;
+  if (ordering === undefined && options.watermarkTtlSeconds !== undefined) {
+    throw new ConfigurationError('`watermarkTtlSeconds` only applies with the `ordering` option.');
+  }
   return Object.freeze({
     secret,
     namespace,
@@ -293,17 +294,19 @@ export function resolveOptions(options: WebhooksOptions): ResolvedOptions {
     storeTimeoutMs,
     onStoreError,
     logger,
-    inbox: resolveInbox(options.inbox),
-    inboxKeys: resolveInboxKeys(options.inboxKey),
+    inbox: options.inbox === undefined ? undefined : resolveInbox(options.inbox),
+    inboxKeys: options.inboxKey === undefined ? undefined : resolveInboxKeys(options.inboxKey),
     tenant,
-    telemetry: resolveTelemetry(options.telemetry),
+    telemetry: options.telemetry === undefined ? undefined : resolveTelemetry(options.telemetry),
     schemas: options.schemas === undefined ? undefined : new EventSchemaChecks(options.schemas),
-    ordering: resolveOrdering(options, store, maxEventAgeSeconds, dedupTtlSeconds),
+    ordering:
+      ordering === undefined
+        ? undefined
+        : resolveOrdering(ordering, options, store, maxEventAgeSeconds, dedupTtlSeconds),
   });
 }
 
-function resolveTelemetry(telemetry: unknown): WebhookTelemetry | undefined {
-  if (telemetry === undefined) return undefined;
+function resolveTelemetry(telemetry: unknown): WebhookTelemetry {
   const plugin = telemetry as Partial<WebhookTelemetry> | null;
   if (typeof plugin?.startDelivery !== 'function' || typeof plugin.startInboxRun !== 'function') {
     throw new ConfigurationError(
@@ -313,8 +316,7 @@ function resolveTelemetry(telemetry: unknown): WebhookTelemetry | undefined {
   return plugin as WebhookTelemetry;
 }
 
-function resolveInbox(inbox: unknown): InboxQueue | undefined {
-  if (inbox === undefined) return undefined;
+function resolveInbox(inbox: unknown): InboxQueue {
   if (typeof (inbox as Partial<InboxQueue> | null)?.enqueue !== 'function') {
     throw new ConfigurationError(
       '`inbox` must have an `enqueue(entry, key)` method, such as the queue `bullmqInbox()` from service-webhooks/bullmq gives.',

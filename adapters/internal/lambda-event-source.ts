@@ -52,41 +52,52 @@ export interface EventProcessor {
   result(response: WebhookResponse): LambdaWebhookResult;
 }
 
-/** Told once from the event's shape: ALB, payload 2.0 (HTTP APIs, Function URLs), else payload 1.0. */
-export function processorFor(event: LambdaWebhookEvent): EventProcessor {
-  if ('elb' in event.requestContext) {
-    const alb = event as ALBEvent;
-    return {
-      method: alb.httpMethod,
-      headers: lowerCased(alb.headers, alb.multiValueHeaders),
-      target: () => ({
-        params: undefined,
-        url: withQuery(alb.path, alb.multiValueQueryStringParameters, alb.queryStringParameters),
-      }),
-      result: (response) => {
-        const { statusCode, headers, ...rest } = restResult(response);
-        const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
-        // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
-        return alb.multiValueHeaders
-          ? { statusCode, statusDescription, multiValueHeaders: multiValued(response.headers), ...rest }
-          : { statusCode, statusDescription, headers, ...rest };
-      },
-    };
-  }
-  if ('version' in event && event.version === '2.0') {
-    const http = event;
-    return {
-      method: event.requestContext.http.method,
-      headers: lowerCased(event.headers, undefined),
-      // Payload 2.0 keeps the query as it came (`rawQueryString`), already encoded.
-      target: () => ({
-        params: http.pathParameters ?? undefined,
-        url: http.rawQueryString ? `${http.rawPath}?${http.rawQueryString}` : http.rawPath,
-      }),
-      result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
-    };
-  }
-  const rest = event as APIGatewayProxyEvent;
+/**
+ * Told once from the event's shape: ALB, payload 2.0 (HTTP APIs, Function URLs), else payload 1.0. Each
+ * source is a function of its own, so a function behind one source compiles only that source's reader
+ * on its first delivery.
+ */
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+export const processorFor = (function processorFor(event: LambdaWebhookEvent): EventProcessor {
+  if ('elb' in event.requestContext) return albProcessor(event as ALBEvent);
+  if ('version' in event && event.version === '2.0') return httpProcessor(event);
+  return restProcessor(event as APIGatewayProxyEvent);
+});
+
+function albProcessor(alb: ALBEvent): EventProcessor {
+  return {
+    method: alb.httpMethod,
+    headers: lowerCased(alb.headers, alb.multiValueHeaders),
+    target: () => ({
+      params: undefined,
+      url: withQuery(alb.path, alb.multiValueQueryStringParameters, alb.queryStringParameters),
+    }),
+    result: (response) => {
+      const { statusCode, headers, ...rest } = restResult(response);
+      const statusDescription = `${statusCode} ${REASONS[statusCode] ?? ''}`.trim();
+      // An ALB target group with multi-value headers on ignores `headers` in the answer, and vice versa.
+      return alb.multiValueHeaders
+        ? { statusCode, statusDescription, multiValueHeaders: multiValued(response.headers), ...rest }
+        : { statusCode, statusDescription, headers, ...rest };
+    },
+  };
+}
+
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+const httpProcessor = (function httpProcessor(http: APIGatewayProxyEventV2): EventProcessor {
+  return {
+    method: http.requestContext.http.method,
+    headers: lowerCased(http.headers, undefined),
+    // Payload 2.0 keeps the query as it came (`rawQueryString`), already encoded.
+    target: () => ({
+      params: http.pathParameters ?? undefined,
+      url: http.rawQueryString ? `${http.rawPath}?${http.rawQueryString}` : http.rawPath,
+    }),
+    result: ({ status: statusCode, headers, body }) => ({ statusCode, headers: { ...headers }, body }),
+  };
+});
+
+function restProcessor(rest: APIGatewayProxyEvent): EventProcessor {
   return {
     method: rest.httpMethod,
     headers: lowerCased(rest.headers, rest.multiValueHeaders),
@@ -104,7 +115,8 @@ function restResult({ status: statusCode, headers, body }: WebhookResponse): API
 
 type HeaderMap<V> = Readonly<Record<string, V | undefined>> | null | undefined;
 
-function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Record<string, string> {
+// biome-ignore format: the parentheses make V8 compile it with the module, not on the first delivery
+const lowerCased = (function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, values] of Object.entries(multi ?? {}))
     if (values) headers[name.toLowerCase()] = values.join(', ');
@@ -113,7 +125,7 @@ function lowerCased(single: HeaderMap<string>, multi: HeaderMap<string[]>): Reco
     if (value !== undefined && !(name.toLowerCase() in headers)) headers[name.toLowerCase()] = value;
   }
   return headers;
-}
+});
 
 function multiValued(headers: Readonly<Record<string, string>>): Record<string, string[]> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
