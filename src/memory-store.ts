@@ -260,6 +260,7 @@ class MemoryRecords implements SynchronousCalls {
   // Passed on every call: without one, lru-cache allocates an options object per call. Every id
   // weighs 1 against `maxSize` (see the constructor).
   readonly #peekOptions: LRUCache.PeekOptions<string, number, unknown> = {};
+  readonly #hasOptions: LRUCache.HasOptions<string, number, unknown> = {};
   readonly #setOptions: LRUCache.SetOptions<string, number, unknown> = { size: 1 };
 
   constructor(maxEvents: number, maxInProgress: number, now: () => number) {
@@ -326,9 +327,17 @@ class MemoryRecords implements SynchronousCalls {
     return this.#completed.size;
   }
 
-  /** Whether `key` is recorded as handled and its TTL has not ended (its last millisecond counts). */
+  /**
+   * Whether `key` is recorded as handled and its TTL has not ended (its last millisecond counts).
+   * `has` first: most keys looked up are new events, and lru-cache's `peek` asks diagnostics_channel
+   * whether anyone traces it (a tracing channel's five channels, on every call) where `has` asks only
+   * its metrics channel. Neither adds recency, and the cache has no TTL of its own, so `has` answers
+   * whether `peek` would find a value.
+   */
   #completedLive(key: string, now: number): boolean {
-    const handledUntil = this.#completed.peek(key, this.#peekOptions);
+    const completed = this.#completed;
+    if (!completed.has(key, this.#hasOptions)) return false;
+    const handledUntil = completed.peek(key, this.#peekOptions);
     return handledUntil !== undefined && handledUntil >= now;
   }
 

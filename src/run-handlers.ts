@@ -233,20 +233,26 @@ export const runHandlersWithin = (function runHandlersWithin<C, R>(
     context,
     timeoutMs,
     failed,
+    timeouts,
   );
   handedOver = undefined;
   // Only a handler still pending can run out of time; what ran synchronously counts against the budget.
   timeouts.schedule(pending, started, timeoutMs);
-  running.then(
-    () => {
-      if (timeouts.cancel(pending)) pending.settle(SUCCEEDED);
-    },
-    (cause: unknown) => {
-      if (timeouts.cancel(pending)) pending.settle(toFailed(cause));
-    },
-  );
+  // Two functions shared by every delivery, bound to its entry: two closures and the context they
+  // shared were about 80 bytes more per delivery.
+  running.then((handlersFulfilled<C, R>).bind(pending), (handlersRejected<C, R>).bind(pending));
   return answer;
 });
+
+/** The handlers' promise fulfilled before their timeout: the outcome is a success. */
+function handlersFulfilled<C, R>(this: PendingHandlers<C, R>): void {
+  if (this.timeouts.cancel(this)) this.settle(SUCCEEDED);
+}
+
+/** The handlers' promise rejected before their timeout: the outcome is its failure. */
+function handlersRejected<C, R>(this: PendingHandlers<C, R>, cause: unknown): void {
+  if (this.timeouts.cancel(this)) this.settle(toFailed(cause));
+}
 
 /**
  * The `resolve` of the promise being made, handed over by {@link handOver}: the Promise constructor
@@ -275,6 +281,8 @@ class PendingHandlers<C, R> implements PendingTimeout {
   declare readonly context: DeliveryContext;
   declare readonly timeoutMs: number;
   declare readonly onFailure: ((thenContext: C, cause: unknown) => R) | undefined;
+  /** The queue this entry is in, which the handlers' settling cancels it from. */
+  declare readonly timeouts: TimeoutQueue;
 
   // Plain assignments in one fixed order, as `Run`'s: made per delivery.
   constructor(
@@ -285,6 +293,7 @@ class PendingHandlers<C, R> implements PendingTimeout {
     context: DeliveryContext,
     timeoutMs: number,
     onFailure: ((thenContext: C, cause: unknown) => R) | undefined,
+    timeouts: TimeoutQueue,
   ) {
     this.deadline = 0;
     this.onTimeout = timedOut;
@@ -297,6 +306,7 @@ class PendingHandlers<C, R> implements PendingTimeout {
     this.context = context;
     this.timeoutMs = timeoutMs;
     this.onFailure = onFailure;
+    this.timeouts = timeouts;
   }
 
   /**

@@ -85,4 +85,52 @@ describe('TimeoutQueue', () => {
       setTimer.mockRestore();
     }
   });
+
+  test('from the second arming on, a queue found empty is armed all the same, and serves the timeouts after it', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    const afterMicrotasks = () => new Promise((resolve) => setImmediate(resolve));
+    const settleAtOnce = async (queue: TimeoutQueue) => {
+      const entry = queue.add(() => {});
+      await Promise.resolve('done').then(() => queue.cancel(entry));
+      await afterMicrotasks();
+    };
+    try {
+      const queue = new TimeoutQueue(10_000);
+      await settleAtOnce(queue);
+      expect(setTimer).not.toHaveBeenCalled();
+      await settleAtOnce(queue);
+      expect(setTimer).toHaveBeenCalledTimes(1);
+      // Every later timeout of the queue's duration falls due after the armed one: no arming at all.
+      for (let i = 0; i < 100; i++) await settleAtOnce(queue);
+      expect(setTimer).toHaveBeenCalledTimes(1);
+      // A shorter one is due first, so it is armed for, and fires on time.
+      let fired = false;
+      queue.add(() => (fired = true), now(), 20);
+      await afterMicrotasks();
+      expect(setTimer).toHaveBeenCalledTimes(2);
+      await sleep(60);
+      expect(fired).toBe(true);
+    } finally {
+      setTimer.mockRestore();
+    }
+  });
+
+  test('a timer armed for nothing fires, rests, and the next pending timeout is armed and fires', async () => {
+    const queue = new TimeoutQueue(20);
+    const settleAtOnce = async () => {
+      const entry = queue.add(() => {});
+      await Promise.resolve().then(() => queue.cancel(entry));
+    };
+    await settleAtOnce();
+    await sleep(1);
+    await settleAtOnce(); // armed, for a timeout already cancelled
+    await sleep(50); // fired, found nothing due
+    const started = now();
+    let firedAfter = -1;
+    queue.add(() => {
+      firedAfter = now() - started;
+    });
+    await sleep(80);
+    expect(firedAfter).toBeGreaterThanOrEqual(19);
+  });
 });
