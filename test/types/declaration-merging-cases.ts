@@ -37,17 +37,25 @@ const built = undefined;
 export function declarationMergingCases(label: 'sources' | 'built declarations'): void {
   const paths = label === 'sources' ? sources : built;
   describe('project and payment data are open to declaration merging', () => {
-    test(`undocumented fields do not compile until declared (${label})`, () => {
-      if (label === 'built declarations')
-        expect(existsSync(distPath('index.d.ts')), 'run npm run build').toBe(true);
-      const errors = diagnostics(fixture('not-augmented.ts'), paths);
-      expect(errors).toHaveLength(2);
-      expect(errors.join('\n')).toMatch(/Property 'amount' does not exist on type 'PaymentData'/);
-      expect(errors.join('\n')).toMatch(/Property 'name' does not exist on type 'ProjectData'/);
-    }, COMPILE_TIMEOUT_MS);
+    test(
+      `undocumented fields do not compile until declared (${label})`,
+      () => {
+        if (label === 'built declarations')
+          expect(existsSync(distPath('index.d.ts')), 'run npm run build').toBe(true);
+        const errors = diagnostics(fixture('not-augmented.ts'), paths);
+        expect(errors).toHaveLength(2);
+        expect(errors.join('\n')).toMatch(/Property 'amount' does not exist on type 'PaymentData'/);
+        expect(errors.join('\n')).toMatch(/Property 'name' does not exist on type 'ProjectData'/);
+      },
+      COMPILE_TIMEOUT_MS,
+    );
 
-    test(`declared fields are typed everywhere (${label})`, () => {
-      expect(diagnostics(fixture('augmented.ts'), paths)).toEqual([]);
-    }, COMPILE_TIMEOUT_MS);
+    test(
+      `declared fields are typed everywhere (${label})`,
+      () => {
+        expect(diagnostics(fixture('augmented.ts'), paths)).toEqual([]);
+      },
+      COMPILE_TIMEOUT_MS,
+    );
   });
 }
