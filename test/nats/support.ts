@@ -61,19 +61,43 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number, timeoutMs = 15_000): Promise<void> {
+/**
+ * The name in the INFO line the NATS server on `port` greets a client with, or undefined while nothing
+ * answers there. A server of another test can hold the port (a free port is free only when looked at),
+ * which is why the caller compares names rather than trusting an open port.
+ */
+async function serverNameOn(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    let greeting = '';
+    const done = (name: string | undefined) => {
+      socket.destroy();
+      resolve(name);
+    };
+    socket.setEncoding('utf8');
+    socket.setTimeout(2_000, () => done(undefined));
+    socket.on('data', (chunk: string) => {
+      greeting += chunk;
+      const line = greeting.match(/^INFO (\{.*\}) *\r\n/);
+      if (line) done((JSON.parse(line[1]!) as { server_name?: string }).server_name);
+    });
+    socket.once('error', () => done(undefined));
+  });
+}
+
+/** Wait until the server named `name` greets on `port`; false if its process ended first (port taken). */
+async function ourServerListens(
+  child: ChildProcess,
+  port: number,
+  name: string,
+  timeoutMs = 15_000,
+): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = tcpConnect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > until) throw new Error(`nats-server did not listen on ${port} within ${timeoutMs} ms`);
+    if (child.exitCode !== null || child.signalCode !== null) return false;
+    if ((await serverNameOn(port)) === name) return true;
+    if (Date.now() > until)
+      throw new Error(`nats-server ${name} did not listen on ${port} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -86,6 +110,8 @@ export class OwnNatsServer {
   readonly url: string;
   readonly #port: number;
   readonly #dir: string;
+  /** Its `server_name`, which tells it from a server of another test on the same port. */
+  readonly #name = `sw-test-${randomBytes(6).toString('hex')}`;
   #child: ChildProcess | undefined;
 
   private constructor(port: number, dir: string) {
@@ -94,17 +120,31 @@ export class OwnNatsServer {
     this.url = `nats://127.0.0.1:${port}`;
   }
 
+  /**
+   * On a port free when looked at; another process may take it before the server binds it (the
+   * server then exits), and the next free port is tried.
+   */
   static async start(): Promise<OwnNatsServer> {
-    const server = new OwnNatsServer(await freePort(), mkdtempSync(join(tmpdir(), 'sw-nats-')));
-    await server.#spawn();
-    return server;
+    const dir = mkdtempSync(join(tmpdir(), 'sw-nats-'));
+    for (let attempt = 1; ; attempt++) {
+      const server = new OwnNatsServer(await freePort(), dir);
+      if (await server.#spawn()) return server;
+      if (attempt === 5) throw new Error('nats-server found no free port in 5 attempts.');
+    }
   }
 
-  async #spawn(): Promise<void> {
-    this.#child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.#port), '-js', '-sd', this.#dir], {
-      stdio: 'ignore',
-    });
-    await waitForPort(this.#port);
+  /** Whether the server started and is the one listening on its port. */
+  async #spawn(): Promise<boolean> {
+    const child = spawn(
+      NATS_SERVER,
+      ['-a', '127.0.0.1', '-p', String(this.#port), '-js', '-sd', this.#dir, '-n', this.#name],
+      { stdio: 'ignore' },
+    );
+    this.#child = child;
+    if (await ourServerListens(child, this.#port, this.#name)) return true;
+    this.#child = undefined;
+    child.kill('SIGKILL');
+    return false;
   }
 
   /** Stop the server as an operator would (SIGTERM, its store flushed), and wait until it exited. */
@@ -131,7 +171,8 @@ export class OwnNatsServer {
   async restart(downMs = 0): Promise<void> {
     await this.stop();
     if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-    await this.#spawn();
+    if (!(await this.#spawn()))
+      throw new Error(`nats-server could not start again on port ${this.#port}: taken meanwhile.`);
   }
 
   /** Stop and delete the store. */
