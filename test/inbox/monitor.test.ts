@@ -86,7 +86,8 @@ test('figures are logged each interval; a backlog reaches onError once, its end 
     // A tick may come while the twelve are still being delivered (a busy machine sends them slower
     // than one interval), so it may read fewer; every tick after the last one reads all twelve, and
     // the backlog wait and the half second above hold several such ticks.
-    for (const figure of figures) expect(figure).toMatchObject({ level: 'info', record: { inbox: queueName } });
+    for (const figure of figures)
+      expect(figure).toMatchObject({ level: 'info', record: { inbox: queueName } });
     expect(figures.map(({ record }) => record.depth)).toContain(12);
     expect(figures.at(-1)).toMatchObject({ record: { depth: 12 } });
 
