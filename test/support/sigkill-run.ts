@@ -27,6 +27,11 @@ export interface Kill {
 /**
  * Kill one of `workers` (chosen at random) every `everyMs` with SIGKILL and start a replacement, until
  * `stop()`. `workers` is kept current, so the test's cleanup stops the living ones.
+ *
+ * The kills keep their pace while replacements start: a worker process takes a second or several to
+ * start on a busy machine, and a chaos that waited for each replacement before its next interval
+ * killed once every few seconds instead (a NATS run of 2,000 events then ended after two kills). One
+ * worker is always spared, so the run goes on while replacements start; `stop()` waits for those.
  */
 export function killOneEvery<W extends KillableWorker>(
   everyMs: number,
@@ -34,17 +39,32 @@ export function killOneEvery<W extends KillableWorker>(
   startWorker: () => Promise<W>,
 ): { readonly kills: readonly Kill[]; stop(): Promise<void> } {
   const kills: Kill[] = [];
+  const starting = new Set<Promise<void>>();
   let done = false;
+  const replace = () => {
+    const started: Promise<void> = startWorker().then(
+      (worker) => {
+        workers.add(worker);
+        starting.delete(started);
+      },
+      (error: unknown) => {
+        starting.delete(started);
+        throw error;
+      },
+    );
+    starting.add(started);
+  };
   const chaos = (async () => {
     while (!done) {
       await new Promise((resolve) => setTimeout(resolve, everyMs));
       if (done) break;
+      if (workers.size < 2) continue;
       const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
       workers.delete(victim);
       victim.child.kill('SIGKILL');
       await victim.exited;
       kills.push({ pid: victim.pid, at: Date.now() });
-      workers.add(await startWorker());
+      replace();
     }
   })();
   return {
@@ -52,6 +72,8 @@ export function killOneEvery<W extends KillableWorker>(
     async stop() {
       done = true;
       await chaos;
+      // A replacement that failed to start fails the run here.
+      await Promise.all([...starting]);
     },
   };
 }
