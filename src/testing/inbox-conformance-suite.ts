@@ -455,12 +455,16 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
         for (const [name, forged] of forgeries)
           await trial.underTest.enqueueRaw(forged, `conformance:forged-${name}`);
         await inbox.enqueue(await trial.entryOf(genuine), keyOf(genuine));
+        const refused = () =>
+          trial.errors.filter(({ error }) => error.code === 'unauthenticated_inbox_entry').length;
+        // All three effects of a refusal are awaited together: an engine may show the dead letter
+        // before the worker that refused it has reported it, or the other way round.
         await trial.waitUntil(
           'forged',
-          'the three forged entries in the dead-letter list and the genuine one handled',
-          async () => (await admin.list()).total === 3 && trial.completed(genuine) === 1,
+          'the three forged entries in the dead-letter list and reported, and the genuine one handled',
+          async () => (await admin.list()).total === 3 && trial.completed(genuine) === 1 && refused() >= 3,
           async () =>
-            `${(await admin.list()).total} dead letter(s), the genuine one handled ${trial.completed(genuine)} time(s)`,
+            `${(await admin.list()).total} dead letter(s), ${refused()} reported, the genuine one handled ${trial.completed(genuine)} time(s)`,
         );
         const ran = trial.runs.filter((run) => run.eventId !== genuine.id).map((run) => run.eventId);
         check('forged', ran.length === 0, () => `a handler ran on forged entries: ${ran.join(', ')}`);
@@ -470,12 +474,6 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
           'forged',
           spent.every((attempts) => attempts === 1),
           () => `the forged entries were dead-lettered after ${spent.join(' and ')} attempts, not 1`,
-        );
-        const refused = trial.errors.filter(({ error }) => error.code === 'unauthenticated_inbox_entry');
-        check(
-          'forged',
-          refused.length >= 3,
-          () => `onError heard of ${refused.length} unauthenticated entries, not 3`,
         );
       },
     );
