@@ -24,6 +24,9 @@ export interface Kill {
   readonly at: number;
 }
 
+/** The most workers one SIGKILL run kills (see {@link killOneEvery}). */
+export const MAX_KILLS = 6;
+
 /**
  * Kill one of `workers` (chosen at random) every `everyMs` with SIGKILL and start a replacement, until
  * `stop()`. `workers` is kept current, so the test's cleanup stops the living ones.
@@ -32,6 +35,11 @@ export interface Kill {
  * start on a busy machine, and a chaos that waited for each replacement before its next interval
  * killed once every few seconds instead (a NATS run of 2,000 events then ended after two kills). One
  * worker is always spared, so the run goes on while replacements start; `stop()` waits for those.
+ *
+ * At most {@link MAX_KILLS} kills a run: each replacement is a process start (a second or two of CPU
+ * under tsx), and uncapped, a slow run on a busy machine killed 14-22 workers and took half as long
+ * again, where the verdict needs three kills that hit events mid-run (the first kills do: they come
+ * while the door is still taking events).
  */
 export function killOneEvery<W extends KillableWorker>(
   everyMs: number,
@@ -57,7 +65,7 @@ export function killOneEvery<W extends KillableWorker>(
   const chaos = (async () => {
     while (!done) {
       await new Promise((resolve) => setTimeout(resolve, everyMs));
-      if (done) break;
+      if (done || kills.length >= MAX_KILLS) break;
       if (workers.size < 2) continue;
       const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
       workers.delete(victim);
