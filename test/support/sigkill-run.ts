@@ -25,21 +25,19 @@ export interface Kill {
 }
 
 /** The most workers one SIGKILL run kills (see {@link killOneEvery}). */
-export const MAX_KILLS = 6;
+export const MAX_KILLS = 10;
 
 /**
  * Kill one of `workers` (chosen at random) every `everyMs` with SIGKILL and start a replacement, until
  * `stop()`. `workers` is kept current, so the test's cleanup stops the living ones.
  *
- * The kills keep their pace while replacements start: a worker process takes a second or several to
- * start on a busy machine, and a chaos that waited for each replacement before its next interval
- * killed once every few seconds instead (a NATS run of 2,000 events then ended after two kills). One
- * worker is always spared, so the run goes on while replacements start; `stop()` waits for those.
- *
- * At most {@link MAX_KILLS} kills a run: each replacement is a process start (a second or two of CPU
- * under tsx), and uncapped, a slow run on a busy machine killed 14-22 workers and took half as long
- * again, where the verdict needs three kills that hit events mid-run (the first kills do: they come
- * while the door is still taking events).
+ * The next kill comes `everyMs` after the last one, or when its replacement is ready if that takes
+ * longer: one replacement starts at a time. A chaos that waited for the replacement and then
+ * `everyMs` more killed once every few seconds on a busy machine (a NATS run of 2,000 events ended
+ * after two kills); one that never waited killed 14-22 workers a run, each a process start under tsx,
+ * and made the SIGKILL files half as slow again. The kills go on through the run, so some hit events
+ * whose messages come back while the dead run's claim still holds, which the engines' tests look for;
+ * at most {@link MAX_KILLS} of them.
  */
 export function killOneEvery<W extends KillableWorker>(
   everyMs: number,
@@ -48,6 +46,8 @@ export function killOneEvery<W extends KillableWorker>(
 ): { readonly kills: readonly Kill[]; stop(): Promise<void> } {
   const kills: Kill[] = [];
   const starting = new Set<Promise<void>>();
+  /** The first replacement that failed to start: the run stops killing, and stop() throws it. */
+  let failed: { readonly error: unknown } | undefined;
   let done = false;
   const replace = () => {
     const started: Promise<void> = startWorker().then(
@@ -57,7 +57,7 @@ export function killOneEvery<W extends KillableWorker>(
       },
       (error: unknown) => {
         starting.delete(started);
-        throw error;
+        failed ??= { error };
       },
     );
     starting.add(started);
@@ -65,7 +65,8 @@ export function killOneEvery<W extends KillableWorker>(
   const chaos = (async () => {
     while (!done) {
       await new Promise((resolve) => setTimeout(resolve, everyMs));
-      if (done || kills.length >= MAX_KILLS) break;
+      await Promise.all([...starting]);
+      if (done || failed || kills.length >= MAX_KILLS) break;
       if (workers.size < 2) continue;
       const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
       workers.delete(victim);
@@ -80,8 +81,8 @@ export function killOneEvery<W extends KillableWorker>(
     async stop() {
       done = true;
       await chaos;
-      // A replacement that failed to start fails the run here.
       await Promise.all([...starting]);
+      if (failed) throw failed.error;
     },
   };
 }
