@@ -66,7 +66,7 @@ async function freePort(): Promise<number> {
  * answers there. A server of another test can hold the port (a free port is free only when looked at),
  * which is why the caller compares names rather than trusting an open port.
  */
-async function serverNameOn(port: number): Promise<string | undefined> {
+async function serverNameOn(port: number, waitMs = 2_000): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = tcpConnect(port, '127.0.0.1');
     let greeting = '';
@@ -75,7 +75,7 @@ async function serverNameOn(port: number): Promise<string | undefined> {
       resolve(name);
     };
     socket.setEncoding('utf8');
-    socket.setTimeout(2_000, () => done(undefined));
+    socket.setTimeout(waitMs, () => done(undefined));
     socket.on('data', (chunk: string) => {
       greeting += chunk;
       const line = greeting.match(/^INFO (\{.*\}) *\r\n/);
@@ -157,9 +157,23 @@ export class OwnNatsServer {
     await exited;
   }
 
-  /** Freeze the server (SIGSTOP): it keeps its sockets open and answers nothing. */
-  pause(): void {
+  /**
+   * Freeze the server (SIGSTOP): it keeps its sockets open and answers nothing. Resolves once the
+   * server is seen frozen (a new client gets no greeting), so that a test's next step meets a hung
+   * server and not one still answering: twice in CI, under load, a delivery right after the signal
+   * was acknowledged.
+   */
+  async pause(): Promise<void> {
     this.#child?.kill('SIGSTOP');
+    for (let tries = 0; await this.answers(); tries++) {
+      if (tries === 20) throw new Error(`nats-server ${this.#name} still answers after SIGSTOP.`);
+      this.#child?.kill('SIGSTOP');
+    }
+  }
+
+  /** Whether the server greets a new client within 300 ms (a frozen one does not). */
+  async answers(): Promise<boolean> {
+    return (await serverNameOn(this.#port, 300)) === this.#name;
   }
 
   /** Let a frozen server go on (SIGCONT). */
