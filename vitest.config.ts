@@ -318,6 +318,10 @@ export default defineConfig({
         test: {
           name: 'package',
           include: PACKAGE_TESTS,
+          // Each test starts processes (npm, the CLI, servers, compilers) on the built package; in CI
+          // they share the machine with two other lanes, where a docs walkthrough of the CLI took
+          // past the default 20 s.
+          testTimeout: 60_000,
           exclude: [...configDefaults.exclude, ...skipLineIndependent],
           globalSetup: ['test/support/build.global-setup.ts'],
           maxWorkers: PACKAGE_WORKERS,
