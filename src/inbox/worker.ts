@@ -4,6 +4,7 @@
  * graceful close. An engine is an `InboxTransport`; `startInboxWorker`, `startPgBossWorker` and
  * `startSqsWorker` each build one and hand it here.
  */
+import { setMaxListeners } from 'node:events';
 import {
   formatDuration,
   type InboxGauges,
@@ -18,6 +19,9 @@ import { InboxMonitor } from './monitor.js';
 import { InboxRunner, type RunEnd, type RunnerSettings } from './runner.js';
 import { Throttle } from './throttle.js';
 import type { InboxDelivery, InboxTransport } from './transport.js';
+
+/** The most `abort` listeners one run holds at once: its own, its wait to be due, its flow-control wait. */
+const LISTENERS_PER_RUN = 3;
 
 /**
  * The worker's settings, checked by the engine's start function.
@@ -75,6 +79,10 @@ export class InboxWorkerCore<D extends InboxDelivery> {
     this.#transport = transport;
     this.#settings = settings;
     this.#logger = logger;
+    // Every run in flight listens for a forced close, and once more while it waits for its due time or
+    // a flow-control slot: past ten runs Node would warn of a listener leak that is not one. Bounded
+    // by what the runs can hold, not lifted, so that a real leak is still reported.
+    setMaxListeners(LISTENERS_PER_RUN * settings.concurrency + 10, this.#abandon.signal);
     this.runner = new InboxRunner(webhooks, transport, settings, logger);
     this.ready = transport.ready ?? Promise.resolve();
     // An unhandled rejection here would end the process; the engine's waitUntilReady() reports it.

@@ -287,6 +287,31 @@ test('a graceful close waits for the running handler and records its outcome; a 
   expect(transport.taken.has(2)).toBe(true);
 });
 
+test("more runs in flight than Node's ten listeners raise no leak warning, and a forced close still reaches each", async () => {
+  const { transport, webhooks, start, entry } = setup({ concurrency: 30 });
+  const releases: (() => void)[] = [];
+  webhooks.on('user.created', () => new Promise<void>((resolve) => releases.push(resolve)));
+  for (let i = 0; i < 30; i++) transport.add(await entry());
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  try {
+    const worker = start();
+    await waitUntil('thirty handlers to run at once', () => worker.running === 30);
+    // Node emits a warning on the next tick: give it one.
+    await new Promise((resolve) => setImmediate(resolve));
+    await worker.close(true);
+    for (const release of releases) release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(warnings.map(({ name }) => name)).not.toContain('MaxListenersExceededWarning');
+    // Abandoned, all thirty: each run heard the forced close, none was settled.
+    expect(transport.acknowledged).toEqual([]);
+    expect(transport.taken.size).toBe(30);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
+
 test('ordering: an event of a busy resource is deferred without spending an attempt, and the two never overlap', async () => {
   // One attempt each: a deferral that spent one would dead-letter the second event.
   const { transport, logged, webhooks, start } = setup({ attempts: 1, ordering: { 'user.*': 'serialize' } });
