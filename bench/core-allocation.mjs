@@ -64,7 +64,7 @@ function make(n) {
       body: b,
       headers: {
         'content-type': 'application/json',
-        'x-service-signature': 'sha256=' + createHmac('sha256', key).update(b).digest('hex'),
+        'x-service-signature': `sha256=${createHmac('sha256', key).update(b).digest('hex')}`,
       },
     };
   });
