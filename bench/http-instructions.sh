@@ -20,15 +20,22 @@ out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT
 for target in "$@"; do
   file="$target"
   for dir in servers candidates; do [ -f "$PEERS/$dir/$target.mjs" ] && file="$PEERS/$dir/$target.mjs"; done
-  valgrind --tool=callgrind --smc-check=all-non-file --dump-instr=no --callgrind-out-file="$out/$target.%p" \
-    node "$file" > "$out/$target.log" 2>&1 &
+  # A name without slashes: a target may be a path.
+  name="$(basename "$target" .mjs)"
+  valgrind --tool=callgrind --smc-check=all-non-file --dump-instr=no --callgrind-out-file="$out/$name.%p" \
+    node "$file" > "$out/$name.log" 2>&1 &
   server=$!
-  for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.5; done
+  # Valgrind starts Node slowly: up to five minutes, then say why not.
+  for tries in $(seq 1 600); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    kill -0 "$server" 2>/dev/null && [ "$tries" -lt 600 ] || { echo "$name did not listen on $PORT:" >&2; cat "$out/$name.log" >&2; exit 1; }
+    sleep 0.5
+  done
   COUNT="$warm" TAG=wu node "$root/bench/fixed-load.mjs" > /dev/null
   callgrind_control --zero "$server" > /dev/null 2>&1
   COUNT="$count" TAG=ms node "$root/bench/fixed-load.mjs" > /dev/null
   callgrind_control --dump "$server" > /dev/null 2>&1
   kill -TERM "$server"; wait "$server" 2>/dev/null || true
-  total=$(awk '/^(summary|totals):/ { print $2; exit }' "$(ls "$out/$target".*.1)")
-  printf '%-20s %9d instructions per request (%d requests)\n' "$target" $((total / count)) "$count"
+  total=$(awk '/^(summary|totals):/ { print $2; exit }' "$(ls "$out/$name".*.1)")
+  printf '%-20s %9d instructions per request (%d requests)\n' "$name" $((total / count)) "$count"
 done
