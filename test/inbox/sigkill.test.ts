@@ -11,7 +11,12 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { inParallel } from '../support/in-parallel.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { expectEveryEventHandledOnce, killOneEvery, timesNoted } from '../support/sigkill-run.js';
+import {
+  expectEveryEventHandledOnce,
+  handledEvents,
+  killOneEvery,
+  timesNoted,
+} from '../support/sigkill-run.js';
 import {
   completedRuns,
   type Door,
@@ -91,7 +96,7 @@ test(`${EVENTS} events over HTTP, 3 workers, one SIGKILLed every ${KILL_EVERY_MS
       async () => {
         const stats = await door.inbox.queue.getJobCounts('waiting', 'active', 'delayed');
         return (
-          (await client.llen(logKey)) >= EVENTS &&
+          (await handledEvents(client, logKey)) >= EVENTS &&
           stats.waiting === 0 &&
           stats.active === 0 &&
           stats.delayed === 0

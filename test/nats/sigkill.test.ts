@@ -115,7 +115,7 @@ test(`${EVENTS} events, 3 NATS workers, one SIGKILLed every ${KILL_EVERY_MS / 10
     await waitUntil(
       'every event to be handled and the queue to drain',
       async () => {
-        if ((await redis.log.llen(logKey)) < EVENTS) return false;
+        if ((await redis.handledEvents(logKey)) < EVENTS) return false;
         const stats = await natsInboxStats(jsm, names);
         return stats.depth === 0;
       },

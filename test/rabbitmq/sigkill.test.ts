@@ -6,7 +6,7 @@
  * broker hands a dead connection's unacknowledged deliveries out again at once, and the dead run's
  * claim ends with its lease); the test accepts a second run only when it proves to be that (the first
  * run's process was killed after the run, and never recorded the completion), and fails on any other.
- * Nothing is dead-lettered. 2,000 events and a kill a second put a dozen kills among runs in flight
+ * Nothing is dead-lettered. 2,000 events and a kill a second (at most ten) put kills among runs in flight
  * and in the prefetch, which is what the run proves; more events would only make it longer.
  */
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { type SpawnedProcess, startProcess } from '../support/process.js';
 import {
   deliverAsTheService,
   expectEveryEventHandledOnce,
+  killOneEvery,
   RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
@@ -92,38 +93,7 @@ test(`${EVENTS} events, 3 RabbitMQ workers, one SIGKILLed every ${KILL_EVERY_MS 
   const failed = starts.find((start) => start.status === 'rejected');
   if (failed) throw failed.reason;
 
-  const kills: { pid: number; at: number }[] = [];
-  let done = false;
-  // A replacement starts beside the next kills (a worker process takes seconds to start on a loaded
-  // machine): a kill a second whatever the start takes, and at least one worker left running.
-  const starting = new Set<Promise<void>>();
-  const replace = (): void => {
-    const start = startWorker().then(
-      (worker) => {
-        if (done) void worker.stop();
-        else workers.add(worker);
-      },
-      () => {},
-    );
-    starting.add(start);
-    void start.finally(() => starting.delete(start));
-  };
-  const chaos = (async () => {
-    while (!done) {
-      await new Promise((resolve) => setTimeout(resolve, KILL_EVERY_MS));
-      if (done) break;
-      if (workers.size < 2) continue;
-      const victim = [...workers][Math.floor(Math.random() * workers.size)]!;
-      workers.delete(victim);
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      // The time it was dead by, not the time the signal was sent: a run the victim logged in between
-      // was cut short by this kill, and must be judged so.
-      kills.push({ pid: victim.pid, at: Date.now() });
-      replace();
-    }
-    await Promise.all(starting);
-  })();
+  const chaos = killOneEvery(KILL_EVERY_MS, workers, startWorker);
 
   const events = Array.from({ length: EVENTS }, (_, n) =>
     createTestEvent('user.created', { id: `evt_rabbitmq_kill_${String(n).padStart(5, '0')}` }),
@@ -146,12 +116,12 @@ test(`${EVENTS} events, 3 RabbitMQ workers, one SIGKILLed every ${KILL_EVERY_MS 
     await waitUntil(
       'every event to be handled and the queue to drain',
       async () =>
-        (await redis.log.llen(logKey)) >= EVENTS && (await rabbitMQInboxStats(channel, queue)).depth === 0,
+        (await redis.handledEvents(logKey)) >= EVENTS &&
+        (await rabbitMQInboxStats(channel, queue)).depth === 0,
       75_000,
     );
   } finally {
-    done = true;
-    await chaos;
+    await chaos.stop();
     await Promise.all([...workers].map((worker) => worker.stop()));
     workers.clear();
     await inbox.close();
@@ -164,7 +134,7 @@ test(`${EVENTS} events, 3 RabbitMQ workers, one SIGKILLed every ${KILL_EVERY_MS 
   const crashWindow = expectEveryEventHandledOnce({
     eventIds: events.map((event) => event.id),
     runs,
-    kills,
+    kills: chaos.kills,
     recorded,
   });
   const stats = await rabbitMQInboxStats(channel, queue);
@@ -173,6 +143,6 @@ test(`${EVENTS} events, 3 RabbitMQ workers, one SIGKILLed every ${KILL_EVERY_MS 
   // The kills hit events mid-run: the broker handed them out again, and they met the dead runs' claims.
   expect(timesNoted(notes, 'abandoned')).toBeGreaterThan(0);
   console.log(
-    `rabbitmq sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms (${refusals.length} refused first), all handled in ${Math.round(drainedMs)} ms; ${kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
+    `rabbitmq sigkill: ${EVENTS} events acknowledged in ${Math.round(sentMs)} ms (${refusals.length} refused first), all handled in ${Math.round(drainedMs)} ms; ${chaos.kills.length} workers killed; ${crashWindow.length} re-run after a kill between handler and completion; ${JSON.stringify(notes)}`,
   );
 }, 150_000);

@@ -122,7 +122,7 @@ test(`${EVENTS} events, 3 SQS workers, one SIGKILLed every ${KILL_EVERY_MS / 100
     await waitUntil(
       'every event to be handled and the queue to drain',
       async () => {
-        if ((await redis.log.llen(logKey)) < EVENTS) return false;
+        if ((await redis.handledEvents(logKey)) < EVENTS) return false;
         const stats = await sqsInboxStats(client, queues.queueUrl, queues.deadLetterQueueUrl);
         return stats.depth === 0;
       },

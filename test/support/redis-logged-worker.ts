@@ -1,7 +1,8 @@
 /**
  * The shared half of the inbox worker processes the SIGKILL and multi-process tests start (run with
  * `node --import tsx`): a receiver on a RedisStore whose handler appends `<eventId> <pid> <Date.now()>`
- * to the Redis list LOG_KEY in one command, as its last step, so the test sees every completed run of
+ * to the Redis list LOG_KEY (and the event id to the set {@link handledEventsKey}) in one transaction,
+ * as its last step, so the test sees every completed run of
  * every process and which process made it when; what the inbox logs counted in `<LOG_KEY>:notes` (one
  * field per message), so the test sees deferrals and recoveries; and the `{"ready":true,"pid":N}` line
  * and SIGTERM close the tests wait for. Each engine's fixture adds only its worker.
@@ -9,6 +10,7 @@
 import { Redis } from 'ioredis';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
+import { handledEventsKey } from './handled-events.js';
 
 /** An environment variable the test set; a fixture started without it fails at once. */
 export const env = (name: string): string => {
@@ -63,7 +65,13 @@ export function loggedReceiver(options: Partial<WebhooksOptions> = {}): Webhooks
   webhooks.onError(() => {});
   webhooks.onAny(async (event) => {
     if (maxDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * maxDelayMs));
-    await work.rpush(logKey, `${event.id} ${process.pid} ${Date.now()}`);
+    // One transaction: the run's line, and its event among those handled (handledEventsKey), which
+    // is what a test waits on (a count of lines also counts the crash window's second runs).
+    await work
+      .multi()
+      .rpush(logKey, `${event.id} ${process.pid} ${Date.now()}`)
+      .sadd(handledEventsKey(logKey), event.id)
+      .exec();
   });
   return webhooks;
 }

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import type { WebhookResponse } from 'service-webhooks';
 import { expect } from 'vitest';
 import { judgeSecondRuns, type LoggedRun } from './crash-window.js';
+import { handledEventsKey } from './handled-events.js';
 import { RedisServer } from './redis-servers.js';
 
 /** A worker process the chaos may kill. */
@@ -156,6 +157,11 @@ export class RunRedis {
     return this.server.url;
   }
 
+  /** How many distinct events the workers logged a run of under `logKey` (see handled-events.ts). */
+  handledEvents(logKey: string): Promise<number> {
+    return handledEvents(this.log, logKey);
+  }
+
   /** What the workers logged under `logKey`: the runs by event, the recorded completions, the notes. */
   async logged(logKey: string) {
     return {
@@ -170,6 +176,14 @@ export class RunRedis {
     this.log.disconnect();
     await this.server.destroy();
   }
+}
+
+/**
+ * How many distinct events the workers (`test/support/redis-logged-worker.ts`) logged a run of under
+ * `logKey`: what a SIGKILL run waits to reach the number of events it sent.
+ */
+export function handledEvents(redis: Redis, logKey: string): Promise<number> {
+  return redis.scard(handledEventsKey(logKey));
 }
 
 /** The service's retries of a delivery the receiver did not answer 2xx: up to 3 (SERVICE-SPEC.md). */
