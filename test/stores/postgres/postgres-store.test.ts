@@ -53,6 +53,10 @@ storeConformanceSuite({
   describe,
   test,
   ordering: true,
+  // The receiver's own deadline for a store call (storeTimeoutMs' default), not the suite's 1 s: its
+  // 100 concurrent claims queue ten deep on this pool of 10, and on CI's loaded machine the last of
+  // them answered after 1,000 ms, which a receiver would have waited for.
+  callDeadlineMs: 2_000,
 });
 
 describe('PostgresStore beyond the suite', () => {
