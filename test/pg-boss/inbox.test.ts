@@ -359,10 +359,10 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       // deferral: the job comes due again while the other run holds the claim, and a later read on a
       // loaded machine found it taken again (active).
       let deferred: InboxStats | undefined;
-      await waitUntil(
-        'the deferral',
-        async () => (deferred = await pgBossInboxAdmin({ boss, queue, schema }).stats()).delayed === 1,
-      );
+      await waitUntil('the deferral', async () => {
+        deferred = await pgBossInboxAdmin({ boss, queue, schema }).stats();
+        return deferred.delayed === 1;
+      });
       expect(deferred).toMatchObject({
         deadLettered: 0,
         delayed: 1,
