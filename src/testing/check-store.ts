@@ -142,7 +142,8 @@ export type StoreCheckReport =
 
 /**
  * A contract problem found before any history runs (a missing or unexpected `renew`), a missing
- * fast-check, or (from `storeModelSuite`) a violation.
+ * fast-check, a `timeLimitMs` that ended the check before its first history finished (so nothing was
+ * checked), or (from `storeModelSuite`) a violation.
  *
  * @example
  * ```ts
@@ -348,6 +349,14 @@ export async function checkStore(options: CheckStoreOptions): Promise<StoreCheck
     };
   }
   const failure = details.errorInstance;
+  // fast-check calls a run interrupted before any history passed a failure, with no error: here that
+  // is a time limit shorter than one history (a loaded machine's, or a slow store's), which checked
+  // nothing and must not read as a pass, nor throw a bare null.
+  if (failure === null && details.interrupted) {
+    throw new StoreModelError(
+      `checkStore: timeLimitMs (${options.timeLimitMs} ms) ended the check before its first history finished, so nothing was checked. Raise timeLimitMs (the check stopped after ${Math.round(durationMs)} ms), or check with clock: 'virtual' if the store can take its clock from the context.`,
+    );
+  }
   if (!(failure instanceof HistoryViolationError)) throw failure;
   return {
     ok: false,

@@ -356,12 +356,13 @@ describe.each(BOSS_VERSIONS)('$name', (version) => {
       await inbox.enqueue(entry, `k-${event.id}`);
       await start(webhooks, queue, { attempts: 1 });
       // Deferred (due later), not dead-lettered though attempts is 1. Judged on the read that saw the
-      // deferral: the job comes due again while the other run holds the claim, and a later read on a
-      // loaded machine found it taken again (active).
+      // deferral settled: a deferral sends the due-later copy, then completes the job it ran (a crash
+      // between the two leaves the copy, never neither), so a read in between sees both; and once due
+      // again the copy is taken (active) while the other run still holds the claim.
       let deferred: InboxStats | undefined;
       await waitUntil('the deferral', async () => {
         deferred = await pgBossInboxAdmin({ boss, queue, schema }).stats();
-        return deferred.delayed === 1;
+        return deferred.delayed === 1 && deferred.active === 0;
       });
       expect(deferred).toMatchObject({
         deadLettered: 0,

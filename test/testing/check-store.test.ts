@@ -48,10 +48,22 @@ describe('checkStore on MemoryStore', () => {
   }, 60_000);
 
   test('stops at timeLimitMs and reports what it checked', async () => {
-    const report = await checkStore({ createStore: () => new MemoryStore(), timeLimitMs: 500, seed });
+    // Long enough for a history or more on a loaded CI machine (500 ms once ended the check before
+    // its first history finished: the next test's case).
+    const report = await checkStore({ createStore: () => new MemoryStore(), timeLimitMs: 3_000, seed });
     expect(report).toMatchObject({ ok: true, interrupted: true });
     expect(report.histories).toBeGreaterThan(0);
     expect(report.histories).toBeLessThan(1_000);
+  });
+
+  test('a timeLimitMs shorter than one history is refused as having checked nothing, not passed', async () => {
+    const refused = await checkStore({ createStore: () => new MemoryStore(), timeLimitMs: 1, seed }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(StoreModelError);
+    expect((refused as Error).message).toMatch(
+      /^checkStore: timeLimitMs \(1 ms\) ended the check before its first history finished, so nothing was checked\. Raise timeLimitMs/,
+    );
   });
 });
 
