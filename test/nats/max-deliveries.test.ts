@@ -83,9 +83,11 @@ test('an event delivered MaxDeliver times and never acknowledged reaches the dea
     });
     await second.close(true);
     try {
+      // The report comes last: the worker stores the letter, deletes the original, then says so.
+      const reported = () => errors.filter((error) => error instanceof EventDeadLetteredError);
       await waitUntil(
-        'the event in the dead letters',
-        async () => (await admin.stats()).deadLettered === 1,
+        'the event in the dead letters, reported',
+        async () => reported().length === 1 && (await admin.stats()).deadLettered === 1,
         15_000,
       );
       const page = await admin.list();
@@ -102,10 +104,9 @@ test('an event delivered MaxDeliver times and never acknowledged reaches the dea
       // Moved, not copied: the inbox's stream no longer holds it, and no worker ran it a third time.
       expect((await admin.stats()).depth).toBe(0);
       expect([runs, handled]).toEqual([2, 0]);
-      const reported = errors.filter((error) => error instanceof EventDeadLetteredError);
-      expect(reported).toHaveLength(1);
-      expect(reported[0]!.message).toContain(event.id);
-      expect((reported[0]!.cause as Error).message).toMatch(/JetStream's MaxDeliver/);
+      expect(reported()).toHaveLength(1);
+      expect(reported()[0]!.message).toContain(event.id);
+      expect((reported()[0]!.cause as Error).message).toMatch(/JetStream's MaxDeliver/);
     } finally {
       await listener.close();
     }
