@@ -9,7 +9,8 @@ import { UsageError } from '../../src/cli/args.js';
 import { runInbox } from '../../src/cli/inbox-command.js';
 import { byEmail, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { type Door, deliver, startDoor, startOneAttemptWorker, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { type Door, deliver, startDoor, startOneAttemptWorker, uniqueName } from './support.js';
 
 let redis: RedisServer;
 let door: Door;

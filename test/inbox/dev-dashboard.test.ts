@@ -9,7 +9,7 @@ import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
-import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
+import { SECRET, startDeadLetteringInbox } from './support.js';
 
 const TOKEN = 'inbox-panel-token';
 let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;
@@ -32,4 +32,4 @@ afterAll(async () => {
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>
-  expectInboxPanelRoundTrip({ devUrl: dev.url, token: TOKEN, engine: 'bullmq', crm, waitUntil }));
+  expectInboxPanelRoundTrip({ devUrl: dev.url, token: TOKEN, engine: 'bullmq', crm }));

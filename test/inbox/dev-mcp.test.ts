@@ -11,7 +11,8 @@ import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { connectMcp, eventually, type McpTestClient } from '../dashboard/mcp-client.js';
 import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
-import { SECRET, startDeadLetteringInbox, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { SECRET, startDeadLetteringInbox } from './support.js';
 
 const TOKEN = 'inbox-mcp-token-of-some-length';
 let inbox: Awaited<ReturnType<typeof startDeadLetteringInbox>>;

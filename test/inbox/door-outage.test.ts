@@ -10,7 +10,8 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { eventJobId } from '../../src/bullmq/job-data.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { type Answer, type Door, deliver, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { type Answer, type Door, deliver, startDoor, uniqueName } from './support.js';
 
 let storeRedis: RedisServer;
 let queueRedis: RedisServer;

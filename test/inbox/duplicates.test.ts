@@ -13,7 +13,8 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
-import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { deliver, failFastClient, SECRET, startDoor, uniqueName } from './support.js';
 
 let redis: RedisServer;
 const cleanups: (() => Promise<void>)[] = [];

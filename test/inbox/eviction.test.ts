@@ -10,7 +10,8 @@ import { bullmqInbox, startInboxWorker } from 'service-webhooks/bullmq';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterEach, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
-import { SECRET, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { SECRET, uniqueName } from './support.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 

@@ -9,7 +9,8 @@ import { RedisStore } from 'service-webhooks/redis';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
-import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { deliver, failFastClient, SECRET, startDoor, uniqueName } from './support.js';
 
 let redis: RedisServer;
 

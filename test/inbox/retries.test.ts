@@ -18,7 +18,8 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { inParallel } from '../support/in-parallel.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName } from './support.js';
 
 let redis: RedisServer;
 let client: Redis;

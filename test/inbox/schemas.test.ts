@@ -20,7 +20,8 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { z } from 'zod';
 import { RedisServer } from '../support/redis-servers.js';
-import { deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { deliver, failFastClient, SECRET, startDoor, uniqueName } from './support.js';
 
 let redis: RedisServer;
 

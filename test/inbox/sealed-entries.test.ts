@@ -19,7 +19,8 @@ import { bullmqInbox, startInboxWorker } from 'service-webhooks/bullmq';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-servers.js';
-import { SECRET, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { SECRET, uniqueName } from './support.js';
 
 let redis: RedisServer;
 let client: Redis;

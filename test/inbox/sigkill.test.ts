@@ -17,6 +17,7 @@ import {
   killOneEvery,
   timesNoted,
 } from '../support/sigkill-run.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   completedRuns,
   type Door,
@@ -26,7 +27,6 @@ import {
   uniqueName,
   type WorkerEnv,
   type WorkerProcess,
-  waitUntil,
 } from './support.js';
 
 const EVENTS = 10_000;

@@ -22,7 +22,8 @@ import { type OpenTelemetryHarness, startOpenTelemetry } from '../support/opente
 import { RedisServer } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
 import { sleep } from '../support/sleep.js';
-import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { type Door, deliver, failFastClient, SECRET, startDoor, uniqueName } from './support.js';
 
 let redis: RedisServer;
 let otel: OpenTelemetryHarness;

@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { startOpenTelemetry } from '../support/opentelemetry.js';
 import { RedisServer } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
-import { SECRET, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { SECRET, uniqueName } from './support.js';
 
 let redis: RedisServer;
 const cleanups: (() => Promise<void>)[] = [];

@@ -10,7 +10,8 @@ import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
 import { byEmail, expectCliRoundTrip, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
-import { connectNats, deleteInbox, NATS_URL, uniqueStream, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { connectNats, deleteInbox, NATS_URL, uniqueStream } from './support.js';
 
 const SECRET = 'whsec_nats_cli';
 const stream = uniqueStream('cli');
@@ -53,7 +54,7 @@ afterAll(async () => {
 });
 
 test('the engine follows from a nats:// URL; stats, list, show, replay and remove print the same columns as for BullMQ', () =>
-  expectCliRoundTrip(cli, crm, (what, check) => waitUntil(what, check, 15_000)));
+  expectCliRoundTrip(cli, crm));
 
 test('--engine nats takes NATS_URL; an unreachable server is a clear failure, exit code 1', async () => {
   const err: string[] = [];

@@ -16,7 +16,7 @@ import type { DevServer } from '../../src/dashboard/dev-server.js';
 import { startTestDevServer } from '../dashboard/support.js';
 import { RefusingCrm } from '../support/inbox-cli.js';
 import { expectInboxPanelRoundTrip } from '../support/inbox-panel.js';
-import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream, waitUntil } from './support.js';
+import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream } from './support.js';
 
 const TOKEN = 'inbox-panel-token';
 const inboxStream = uniqueStream('dev-dashboard');
@@ -69,4 +69,4 @@ afterAll(async () => {
 });
 
 test('figures and dead letters, live; show, replay and remove through the admin', () =>
-  expectInboxPanelRoundTrip({ devUrl: dev.url, token: TOKEN, engine: 'nats', crm, waitUntil }));
+  expectInboxPanelRoundTrip({ devUrl: dev.url, token: TOKEN, engine: 'nats', crm }));

@@ -17,7 +17,8 @@ import {
 } from 'service-webhooks/nats';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { connectNats, deleteInbox, SECRET, uniqueStream, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { connectNats, deleteInbox, SECRET, uniqueStream } from './support.js';
 
 let connection: NatsConnection;
 const stream = uniqueStream('max-deliveries');

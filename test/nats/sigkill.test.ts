@@ -26,7 +26,8 @@ import {
   RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
-import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { connectNats, deleteInbox, NATS_URL, SECRET, uniqueStream } from './support.js';
 
 const EVENTS = 2_000;
 const KILL_EVERY_MS = 1_000;

@@ -36,19 +36,6 @@ export async function deleteInbox(connection: NatsConnection, stream: string): P
     await jsm.streams.delete(name).catch(() => false);
 }
 
-/** Wait until `check` holds, polling every 100 ms; throws naming `what` after `timeoutMs`. */
-export async function waitUntil(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** A free TCP port on 127.0.0.1. */
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

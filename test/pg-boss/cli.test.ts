@@ -9,6 +9,7 @@ import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
 import { byEmail, expectCliRoundTrip, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   BOSS_VERSIONS,
   DATABASE_URL,
@@ -16,7 +17,6 @@ import {
   type TestBoss,
   uniqueQueue,
   uniqueSchema,
-  waitUntil,
 } from './support.js';
 
 const SECRET = 'whsec_pgboss_cli';
@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 test('the engine follows from a postgres:// URL; stats, list, show, replay and remove print the same columns as for BullMQ', () =>
-  expectCliRoundTrip(cli, crm, (what, check) => waitUntil(what, check)));
+  expectCliRoundTrip(cli, crm));
 
 test('an unreachable database is a clear failure, exit code 1', async () => {
   const err: string[] = [];

@@ -27,6 +27,7 @@ import {
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { sealed } from '../support/sealed-entry.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   BOSS_VERSIONS,
   dropSchema,
@@ -34,7 +35,6 @@ import {
   type TestBoss,
   uniqueQueue,
   uniqueSchema,
-  waitUntil,
 } from './support.js';
 
 const SECRET = 'whsec_pgboss_tests';

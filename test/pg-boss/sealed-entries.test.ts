@@ -16,7 +16,8 @@ import {
 import { pgBossInbox, pgBossInboxAdmin, startPgBossWorker } from 'service-webhooks/pg-boss';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { BOSS_VERSIONS, dropSchema, type TestBoss, uniqueQueue, uniqueSchema, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { BOSS_VERSIONS, dropSchema, type TestBoss, uniqueQueue, uniqueSchema } from './support.js';
 
 const SECRET = 'whsec_pgboss_sealed';
 

@@ -22,6 +22,7 @@ import { inParallel } from '../support/in-parallel.js';
 import { ROOT } from '../support/paths.js';
 import { type SpawnedProcess, startProcess } from '../support/process.js';
 import { expectEveryEventHandledOnce, killOneEvery, timesNoted } from '../support/sigkill-run.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   BOSS_VERSIONS,
   DATABASE_URL,
@@ -29,7 +30,6 @@ import {
   type TestBoss,
   uniqueQueue,
   uniqueSchema,
-  waitUntil,
 } from './support.js';
 
 // A kill a second, as the RabbitMQ and NATS runs. The next kill waits for the last one's replacement,

@@ -127,13 +127,3 @@ export async function startProxy(): Promise<{ url: string; cut(): void; close():
     },
   };
 }
-
-/** Poll `check` until it answers true, or fail with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000) {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -10,7 +10,8 @@ import { pgBossInbox, startPgBossWorker } from 'service-webhooks/pg-boss';
 import { createTestEvent, signPayload } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type OpenTelemetryHarness, startOpenTelemetry } from '../support/opentelemetry.js';
-import { BOSS_VERSIONS, dropSchema, type TestBoss, uniqueQueue, uniqueSchema, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { BOSS_VERSIONS, dropSchema, type TestBoss, uniqueQueue, uniqueSchema } from './support.js';
 
 const SECRET = 'whsec_pgboss_telemetry';
 const schema = uniqueSchema();

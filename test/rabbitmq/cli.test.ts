@@ -17,7 +17,8 @@ import type { InboxView } from '../../src/dashboard/api-types.js';
 import { startDevServer } from '../../src/dashboard/dev-server.js';
 import { devApi, writeStandInPage } from '../dashboard/support.js';
 import { byEmail, expectCliRoundTrip, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
-import { AMQP_URL, deleteQueues, openConnection, uniqueQueue, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { AMQP_URL, deleteQueues, openConnection, uniqueQueue } from './support.js';
 
 const SECRET = 'whsec_rabbitmq_cli';
 const queue = uniqueQueue('cli');
@@ -61,7 +62,7 @@ test('the engine follows from an amqp:// URL; stats, list, show, replay and remo
   await waitUntil('both events dead-lettered', async () =>
     (await cli('stats', '--json')).out.includes('"deadLettered":2'),
   );
-  await expectCliRoundTrip(cli, crm, (what, check) => waitUntil(what, check));
+  await expectCliRoundTrip(cli, crm);
 });
 
 test('an unreachable broker is a clear failure, exit code 1', async () => {

@@ -16,7 +16,8 @@ import {
 } from 'service-webhooks/rabbitmq';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { AMQP_URL, deleteQueues, openConnection, startProxy, uniqueQueue, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { AMQP_URL, deleteQueues, openConnection, startProxy, uniqueQueue } from './support.js';
 
 const SECRET = 'whsec_rabbitmq_reconnect';
 let connection: ChannelModel;

@@ -26,7 +26,8 @@ import {
   RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
-import { AMQP_URL, deleteQueues, openConnection, uniqueQueue, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { AMQP_URL, deleteQueues, openConnection, uniqueQueue } from './support.js';
 
 const SECRET = 'whsec_rabbitmq_sigkill';
 const EVENTS = 2_000;

@@ -90,16 +90,3 @@ export async function startProxy(): Promise<BrokerProxy> {
     },
   };
 }
-
-/** Poll `check` until it holds; fail naming `what` past `timeoutMs`. */
-export async function waitUntil(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

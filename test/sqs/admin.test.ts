@@ -4,7 +4,8 @@ import { DeadLetterError, MemoryStore } from 'service-webhooks';
 import { sqsInbox, sqsInboxAdmin, startSqsWorker } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createQueues, deliverTo, type Fauxqs, receiver, startSqs, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { createQueues, deliverTo, type Fauxqs, receiver, startSqs } from './support.js';
 
 let sqs: Fauxqs;
 let client: SQSClient;

@@ -10,7 +10,8 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
 import { byEmail, expectCliRoundTrip, inboxCommand, RefusingCrm } from '../support/inbox-cli.js';
-import { createQueues, deliverTo, type Fauxqs, type Queues, SECRET, startSqs, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { createQueues, deliverTo, type Fauxqs, type Queues, SECRET, startSqs } from './support.js';
 
 let sqs: Fauxqs;
 let queues: Queues;
@@ -64,7 +65,7 @@ afterAll(async () => {
 });
 
 test('the engine follows from the queue URL; stats, list, show, replay and remove print the same columns as for BullMQ', () =>
-  expectCliRoundTrip(cli, crm, (what, check) => waitUntil(what, check, 20_000)));
+  expectCliRoundTrip(cli, crm));
 
 test('--engine sqs without a queue URL, and SQS flags on another engine, are usage errors', async () => {
   const io = { out: () => {}, err: () => {} };

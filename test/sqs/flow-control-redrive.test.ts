@@ -11,7 +11,8 @@ import { createWebhooks, MemoryStore, RateLimitedError } from 'service-webhooks'
 import { sqsInbox, startSqsWorker } from 'service-webhooks/sqs';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Fauxqs, SECRET, startSqs, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { type Fauxqs, SECRET, startSqs, uniqueName } from './support.js';
 
 let sqs: Fauxqs;
 

@@ -14,7 +14,8 @@ import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { flowControlScenarios } from '../support/flow-control-scenarios.js';
 import { RedisServer } from '../support/redis-servers.js';
-import { createQueues, type Fauxqs, SECRET, startSqs, uniqueName, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { createQueues, type Fauxqs, SECRET, startSqs, uniqueName } from './support.js';
 
 let sqs: Fauxqs;
 let redis: RedisServer;

@@ -19,6 +19,7 @@ import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startStandalone } from '../support/redis-servers.js';
 import { sealed } from '../support/sealed-entry.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   createQueues,
   deliverTo,
@@ -29,7 +30,6 @@ import {
   sqsClient,
   startSqs,
   uniqueName,
-  waitUntil,
 } from './support.js';
 
 let sqs: Fauxqs;

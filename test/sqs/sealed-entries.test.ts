@@ -17,6 +17,7 @@ import {
 } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { waitUntil } from '../support/wait-until.js';
 import {
   createQueues,
   deliverTo,
@@ -26,7 +27,6 @@ import {
   receiveAll,
   receiver,
   startSqs,
-  waitUntil,
 } from './support.js';
 
 let sqs: Fauxqs;

@@ -24,6 +24,7 @@ import {
   RunRedis,
   timesNoted,
 } from '../support/sigkill-run.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   createQueues,
   deliverTo,
@@ -32,7 +33,6 @@ import {
   SECRET,
   startSqs,
   uniqueName,
-  waitUntil,
 } from './support.js';
 
 // As many as the RabbitMQ and NATS runs: sent in about 17 s on a loaded CI machine, past most of the

@@ -175,13 +175,3 @@ export function deliverTo(webhooks: Webhooks, event: AnyWebhookEvent | WebhookEv
     headers: { 'content-type': 'application/json', 'x-service-signature': signPayload(body, SECRET) },
   });
 }
-
-/** Poll `check` until it answers true, or fail with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

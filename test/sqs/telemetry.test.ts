@@ -9,7 +9,8 @@ import { sqsInbox, startSqsWorker } from 'service-webhooks/sqs';
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type OpenTelemetryHarness, startOpenTelemetry } from '../support/opentelemetry.js';
-import { createQueues, deliverTo, type Fauxqs, SECRET, startSqs, waitUntil } from './support.js';
+import { waitUntil } from '../support/wait-until.js';
+import { createQueues, deliverTo, type Fauxqs, SECRET, startSqs } from './support.js';
 
 let sqs: Fauxqs;
 let client: SQSClient;

@@ -15,6 +15,7 @@ import {
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { sealed } from '../support/sealed-entry.js';
+import { waitUntil } from '../support/wait-until.js';
 import {
   createQueues,
   deliverTo,
@@ -24,7 +25,6 @@ import {
   receiver,
   SECRET,
   startSqs,
-  waitUntil,
 } from './support.js';
 
 let sqs: Fauxqs;

@@ -23,6 +23,7 @@ import {
 } from 'service-webhooks';
 import { createTestEvent, deliver } from 'service-webhooks/testing';
 import { expect, test } from 'vitest';
+import { waitUntil } from './wait-until.js';
 
 const SECRET = 'whsec_flow_control_tests';
 
@@ -61,14 +62,6 @@ async function queueEvents(rig: FlowRig, types: readonly WebhookEventName[], per
         if (answer.status !== 200) throw new Error(`the door answered ${answer.status} ${answer.body}`);
       }),
     );
-  }
-}
-
-async function waitUntil(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -6,6 +6,7 @@
 import type { AnyWebhookEvent } from 'service-webhooks';
 import { expect } from 'vitest';
 import { runInbox } from '../../src/cli/inbox-command.js';
+import { waitUntil } from './wait-until.js';
 
 /** What one run of the command gave: its exit code and the lines it printed to each stream. */
 export interface CliRun {
@@ -60,7 +61,6 @@ export const byEmail = (event: AnyWebhookEvent): string => String((event.data as
 export async function expectCliRoundTrip(
   cli: (...argv: string[]) => Promise<CliRun>,
   crm: RefusingCrm,
-  waitUntil: (what: string, check: () => boolean) => Promise<void>,
 ): Promise<void> {
   const stats = await cli('stats');
   expect(stats.code).toBe(0);

@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import type { DevDelivery, InboxView } from '../../src/dashboard/api-types.js';
 import { devApi, openStream, settled } from '../dashboard/support.js';
 import type { RefusingCrm } from './inbox-cli.js';
+import { waitUntil } from './wait-until.js';
 
 /** Drive the panel of the dev server at `devUrl` end to end; `engine` is what the panel must name. */
 export async function expectInboxPanelRoundTrip(options: {
@@ -16,7 +17,6 @@ export async function expectInboxPanelRoundTrip(options: {
   readonly token: string;
   readonly engine: string;
   readonly crm: RefusingCrm;
-  readonly waitUntil: (what: string, check: () => boolean, timeoutMs: number) => Promise<void>;
 }): Promise<void> {
   const { devUrl, token, crm } = options;
   const stream = await openStream(devUrl, token);
@@ -53,7 +53,7 @@ export async function expectInboxPanelRoundTrip(options: {
     crm.failing = false;
     const replayed = await devApi(devUrl, token, 'POST', `${firstPath}/replay`);
     expect(replayed).toMatchObject({ status: 202, body: { eventId: first.eventId, replayOf: first.jobId } });
-    await options.waitUntil('the replay to run', () => crm.handled.includes(first.eventId), 10_000);
+    await waitUntil('the replay to run', () => crm.handled.includes(first.eventId), 10_000);
 
     const second = letters.find((letter) => letter.eventId === sent[1]!.event_id)!;
     const path = `/inbox/dead-letters/${encodeURIComponent(second.jobId)}`;
