@@ -12,6 +12,7 @@
  */
 import type { FlowControl, FlowGrant, InboxEntry, InboxRate, ThrottleReason } from 'service-webhooks/core';
 import { Throttle } from './throttle.js';
+import { waitUnlessAbandoned } from './wait-unless-abandoned.js';
 
 /**
  * The flow-control settings a worker's options resolved to (`flowSettings` in `worker-options.ts`).
@@ -153,7 +154,7 @@ export class FlowGate {
       const pause = Math.min(grant.waitMs, pollMs);
       if (Date.now() + pause > until || abandon?.aborted) return grant;
       // A little later than the slot frees, spread, so the waiting workers do not all ask at once.
-      if (!(await sleep(pause + Math.random() * 20, abandon))) return grant;
+      if (!(await waitUnlessAbandoned(pause + Math.random() * 20, abandon))) return grant;
     }
   }
 
@@ -199,19 +200,4 @@ export class FlowGate {
 /** A deferral a fifth longer at most, so that the entries held back together do not return together. */
 function jittered(ms: number): number {
   return Math.round(ms * (1 + 0.2 * Math.random()));
-}
-
-function sleep(ms: number, abandon: AbortSignal | undefined): Promise<boolean> {
-  if (abandon?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      abandon?.removeEventListener('abort', stop);
-      resolve(true);
-    }, ms);
-    abandon?.addEventListener('abort', stop, { once: true });
-  });
 }

@@ -19,6 +19,7 @@ import type { Schedule } from './backoff.js';
 import { FlowGate, type FlowSettings } from './flow-gate.js';
 import { failureFields, inboxLog } from './log.js';
 import type { DeadLetterReason, DeferReason, InboxDelivery, InboxTransport } from './transport.js';
+import { waitUnlessAbandoned } from './wait-unless-abandoned.js';
 
 /**
  * What the runner needs, checked by the engine's worker at its start.
@@ -104,7 +105,8 @@ export class InboxRunner<D extends InboxDelivery> {
     const onAbandon = (): void => stopLease?.();
     abandon?.addEventListener('abort', onAbandon, { once: true });
     try {
-      if (this.#transport.due && !(await this.#transport.due(delivery, abandon))) return { kind: 'not-due' };
+      const due = await this.#due(delivery, abandon);
+      if (due !== true) return due;
       let admitted: (() => void) | undefined;
       if (this.#flow) {
         const admission = await this.#flow.admit(delivery.entry, abandon);
@@ -211,6 +213,21 @@ export class InboxRunner<D extends InboxDelivery> {
     return end;
   }
 
+  /**
+   * Whether a copy may run now (the rule of `EarlyCopies`): one due within the engine's finest delay
+   * waits here, one due later goes back to the engine. A copy never runs before its time.
+   */
+  async #due(delivery: D, abandon: AbortSignal | undefined): Promise<true | RunEnd> {
+    const early = this.#transport.earlyCopies;
+    const notBefore = early?.notBefore(delivery);
+    if (early === undefined || notBefore === undefined) return true;
+    const earlyMs = notBefore - Date.now();
+    if (earlyMs <= 0) return true;
+    if (earlyMs < early.holdBackFromMs)
+      return (await waitUnlessAbandoned(earlyMs, abandon)) || { kind: 'not-due' };
+    return this.#settle(delivery, 'hold back', () => early.holdBack(delivery, earlyMs), { kind: 'not-due' });
+  }
+
   async #deadLetter(
     delivery: D,
     reason: DeadLetterReason,
@@ -232,7 +249,7 @@ export class InboxRunner<D extends InboxDelivery> {
   /** Carry a verdict out; a failure leaves the delivery to come back, said once here. */
   async #settle(
     delivery: D,
-    what: 'done' | 'defer' | 'retry' | 'dead-letter',
+    what: 'done' | 'defer' | 'retry' | 'dead-letter' | 'hold back',
     operation: () => Promise<void>,
     end: RunEnd,
   ): Promise<RunEnd> {
@@ -245,6 +262,7 @@ export class InboxRunner<D extends InboxDelivery> {
         defer: 'could not defer the event',
         retry: 'could not queue the retry',
         'dead-letter': 'could not dead-letter the event',
+        'hold back': 'could not hold back a copy received before its time',
       }[what];
       this.#log(
         what === 'dead-letter' ? 'error' : 'warn',

@@ -57,6 +57,31 @@ export interface InboxDelivery {
 export type DeadLetterReason = 'poison' | 'last-attempt' | 'crashed';
 
 /**
+ * Copies handed out before their time, as an engine sees them. The rule is the worker's, one for every
+ * engine: a copy due within `holdBackFromMs` waits in the worker (its lease held, unless a forced close
+ * abandons it) and then runs; one due later is given back to the engine with `holdBack`, the same
+ * attempt, nothing spent. `holdBackFromMs` is the shortest delay the engine can hold a copy for (SQS
+ * counts visibility in whole seconds).
+ *
+ * @example
+ * ```ts
+ * const earlyCopies: EarlyCopies<MyDelivery> = {
+ *   notBefore: (delivery) => delivery.meta.notBefore,
+ *   holdBackFromMs: 1_000,
+ *   holdBack: (delivery, earlyMs) => queue.hide(delivery.id, earlyMs),
+ * };
+ * ```
+ */
+export interface EarlyCopies<D extends InboxDelivery> {
+  /** When the copy may run (Unix ms), or `undefined` when it may run now. */
+  notBefore(delivery: D): number | undefined;
+  /** How early a copy must be to be given back rather than waited for. */
+  readonly holdBackFromMs: number;
+  /** Give the copy back to the engine until `earlyMs` from now; a rejection is logged and the copy comes back by the engine's own means. */
+  holdBack(delivery: D, earlyMs: number): Promise<void>;
+}
+
+/**
  * What an engine does for the inbox worker: only mechanics. The worker decides what happens (done,
  * deferred, retried, dead-lettered), logs it, reports dead letters to `onError` and telemetry, runs
  * the monitor and closes gracefully; the transport carries each decision out on its queue. Every
@@ -106,10 +131,10 @@ export interface InboxTransport<D extends InboxDelivery = InboxDelivery> {
   /** Up to `max` deliveries, waiting for some at most as long as the engine's poll; `signal` ends a wait at close. */
   receive?(max: number, signal: AbortSignal): Promise<readonly D[]>;
   /**
-   * Whether the delivery is due: a copy received before its time is hidden again here (spending
-   * nothing) and `false` returned; a copy due within a moment is waited for, unless `abandon` aborts.
+   * For an engine whose copies can reach a worker before their time (a retry's or a deferral's copy
+   * that carries its due time): how to read that time and give such a copy back. The worker decides.
    */
-  due?(delivery: D, abandon: AbortSignal | undefined): Promise<boolean>;
+  readonly earlyCopies?: EarlyCopies<D>;
   /** Keep the delivery leased while its handlers run; returns what stops it. */
   extend?(delivery: D): () => void;
   /** The run is done (handled, or a duplicate): remove the delivery. */

@@ -23,7 +23,7 @@ import type {
   JsMsg,
 } from '@nats-io/jetstream';
 import type { InboxStats } from 'service-webhooks/core';
-import type { DeadLetter, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type { DeadLetter, EarlyCopies, InboxDelivery, InboxTransport } from '../inbox/transport.js';
 import {
   copyMessageId,
   entryOf,
@@ -164,16 +164,12 @@ export class NatsTransport implements InboxTransport<NatsDelivery> {
     })();
   }
 
-  async due(delivery: NatsDelivery, abandon: AbortSignal | undefined): Promise<boolean> {
-    const { notBefore } = delivery.meta;
-    const early = notBefore === undefined ? 0 : notBefore - Date.now();
-    if (early >= 50) {
-      // A retry's copy handed out before its time: back to JetStream until then, spending nothing.
-      delivery.msg.nak(early);
-      return false;
-    }
-    return early <= 0 || waitFor(early, abandon);
-  }
+  /** A retry's copy handed out before its time goes back to JetStream until then, spending nothing. */
+  readonly earlyCopies: EarlyCopies<NatsDelivery> = {
+    notBefore: (delivery) => delivery.meta.notBefore,
+    holdBackFromMs: 50,
+    holdBack: async (delivery, earlyMs) => delivery.msg.nak(earlyMs),
+  };
 
   extend(delivery: NatsDelivery): () => void {
     // Every third of AckWait, so two renewals may be lost before JetStream hands the message out again.
@@ -266,19 +262,4 @@ function deliveryOf(msg: JsMsg): NatsDelivery {
     ids: { sequence: msg.seq },
     unnamed: `(message ${msg.seq})`,
   };
-}
-
-function waitFor(ms: number, abandon: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (abandon?.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      abandon?.removeEventListener('abort', stop);
-      resolve(true);
-    }, ms);
-    function stop(): void {
-      clearTimeout(timer);
-      resolve(false);
-    }
-    abandon?.addEventListener('abort', stop, { once: true });
-  });
 }

@@ -20,7 +20,7 @@
  * the same attempt again.
  */
 import type { InboxStats } from 'service-webhooks/core';
-import type { DeadLetter, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type { DeadLetter, EarlyCopies, InboxDelivery, InboxTransport } from '../inbox/transport.js';
 import { Link, type Live, publishConfirmed } from './connection.js';
 import {
   entryOf,
@@ -148,25 +148,16 @@ export class RabbitMQTransport implements InboxTransport<RabbitMQDelivery> {
     return taken;
   }
 
-  async due(delivery: RabbitMQDelivery, abandon: AbortSignal | undefined): Promise<boolean> {
-    const { notBefore } = delivery.meta;
-    const early = notBefore === undefined ? 0 : notBefore - Date.now();
-    if (early >= DELAY_STEPS_MS[0]!) {
-      // A copy its holding queue let out before its time: held back again for what remains, the same
-      // attempt, nothing spent.
-      try {
-        await this.#settle(delivery, this.#copy(delivery, { notBefore }), early);
-      } catch (error) {
-        // Still unacknowledged: it comes back when this worker's channel closes, early again.
-        this.#settings.warn(
-          { ...delivery.ids, err: error },
-          'webhook inbox: could not hold back an early copy',
-        );
-      }
-      return false;
-    }
-    return early <= 0 || waitFor(early, abandon);
-  }
+  /**
+   * A copy its holding queue let out before its time goes back through the holding queues for what
+   * remains (the same attempt, nothing spent); one due within the shortest step waits in the worker.
+   */
+  readonly earlyCopies: EarlyCopies<RabbitMQDelivery> = {
+    notBefore: (delivery) => delivery.meta.notBefore,
+    holdBackFromMs: DELAY_STEPS_MS[0]!,
+    holdBack: (delivery, earlyMs) =>
+      this.#settle(delivery, this.#copy(delivery, { notBefore: delivery.meta.notBefore }), earlyMs),
+  };
 
   async acknowledge(delivery: RabbitMQDelivery): Promise<void> {
     await this.#settle(delivery);
@@ -331,20 +322,4 @@ function deliveryOf(
     crashes: (meta.crashes ?? 0) + received.deliveryCount,
     recovered: received.deliveryCount > 0,
   };
-}
-
-/** Wait `ms`; false when `signal` was aborted first (a forced close: the message comes back). */
-function waitFor(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const abort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', abort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', abort, { once: true });
-  });
 }

@@ -27,7 +27,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { InboxStats } from 'service-webhooks/core';
-import type { DeadLetter, DeferReason, InboxDelivery, InboxTransport } from '../inbox/transport.js';
+import type {
+  DeadLetter,
+  DeferReason,
+  EarlyCopies,
+  InboxDelivery,
+  InboxTransport,
+} from '../inbox/transport.js';
 import {
   deduplicationId,
   entryOf,
@@ -136,20 +142,17 @@ export class SqsTransport implements InboxTransport<SqsDelivery> {
     return (answer.Messages ?? []).map((message) => sqsDeliveryOf(received(message)));
   }
 
-  async due(delivery: SqsDelivery, abandon: AbortSignal | undefined): Promise<boolean> {
-    const { notBefore } = delivery.meta;
-    const early = notBefore === undefined ? 0 : notBefore - Date.now();
-    if (early >= 1_000) {
-      // A retry copy received before its time (a delay past 15 minutes, or a FIFO queue): hidden
-      // again, counting nothing.
-      await this.#hide(delivery, early);
-      return false;
-    }
-    // Due within the second: too soon to hide (SQS counts visibility in whole seconds), and a FIFO
-    // queue hands its copy out at once, so it waits here until due rather than run early. The message
-    // stays invisible meanwhile (the worker's renewals; a Lambda batch's visibility timeout).
-    return early <= 0 || waitFor(early, abandon);
-  }
+  /**
+   * A retry's copy received before its time (a delay past SQS's 15 minutes, or a FIFO queue, which
+   * hands its copy out at once) is hidden again, counting nothing. One due within the second waits in
+   * the worker, invisible meanwhile (the worker's renewals; a Lambda batch's visibility timeout):
+   * SQS counts visibility in whole seconds.
+   */
+  readonly earlyCopies: EarlyCopies<SqsDelivery> = {
+    notBefore: (delivery) => delivery.meta.notBefore,
+    holdBackFromMs: 1_000,
+    holdBack: (delivery, earlyMs) => this.#hide(delivery, earlyMs),
+  };
 
   extend(delivery: SqsDelivery): () => void {
     const { client, queueUrl, visibilitySeconds } = this.#settings;
@@ -347,20 +350,4 @@ export function received(message: Message): ReceivedMessage {
  */
 export function queueNameOf(queueUrl: string): string {
   return queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
-}
-
-/** Wait `ms`; false when `signal` was aborted first (the worker closing: the message comes back). */
-function waitFor(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const abort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', abort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', abort, { once: true });
-  });
 }

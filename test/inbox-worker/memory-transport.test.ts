@@ -2,7 +2,8 @@
  * The shared inbox worker over the smallest engine there is: an in-memory queue as an `InboxTransport`
  * (a real engine of a few lines, not a mock: what a RabbitMQ or NATS transport would be, minus the
  * network). The policy is the worker's: attempts and schedule, deferral, dead letters and their
- * reports, the crash limit, the receive warning once a minute, the graceful and the forced close.
+ * reports, the crash limit, the receive warning once a minute, the graceful and the forced close, and
+ * copies handed out before their time (never run early: waited for, or given back to the queue).
  */
 import {
   createWebhooks,
@@ -16,14 +17,17 @@ import {
 import { createTestEvent } from 'service-webhooks/testing';
 import { afterEach, expect, test } from 'vitest';
 import { schedule } from '../../src/inbox/backoff.js';
-import type { DeadLetter, InboxDelivery, InboxTransport } from '../../src/inbox/transport.js';
+import type { DeadLetter, EarlyCopies, InboxDelivery, InboxTransport } from '../../src/inbox/transport.js';
 import { InboxWorkerCore } from '../../src/inbox/worker.js';
 import { sealed } from '../support/sealed-entry.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const SECRET = 'whsec_memory_transport';
 
 interface MemoryDelivery extends InboxDelivery {
   readonly id: number;
+  /** When the copy may run, as a retry's copy in SQS or RabbitMQ carries it. */
+  readonly notBefore?: number | undefined;
 }
 
 interface Job {
@@ -32,6 +36,7 @@ interface Job {
   readonly attempt: number;
   readonly dueAt: number;
   readonly crashes?: number | undefined;
+  readonly notBefore?: number | undefined;
 }
 
 /** A queue in memory: jobs due at a time, taken by `receive`, ended by the settling operations. */
@@ -47,7 +52,27 @@ class MemoryTransport implements InboxTransport<MemoryDelivery> {
   readonly acknowledged: number[] = [];
   readonly deadLetters: { job: Job; failure: DeadLetter }[] = [];
   failReceives = 0;
+  failHoldBacks = 0;
+  readonly heldBack: { id: number; earlyMs: number }[] = [];
   #next = 1;
+
+  /** The queue hands a job out when asked, whatever its `notBefore`: the worker must not run it early. */
+  readonly earlyCopies: EarlyCopies<MemoryDelivery>;
+
+  constructor(holdBackFromMs = 100) {
+    this.earlyCopies = {
+      notBefore: (delivery) => delivery.notBefore,
+      holdBackFromMs,
+      holdBack: async (delivery, earlyMs) => {
+        if (this.failHoldBacks > 0) {
+          this.failHoldBacks--;
+          throw new Error('the queue refused the hold-back');
+        }
+        this.heldBack.push({ id: delivery.id, earlyMs });
+        this.#requeue(delivery, delivery.attempt, earlyMs);
+      },
+    };
+  }
 
   add(entry: InboxEntry, more: Partial<Job> = {}): void {
     this.waiting.push({ id: this.#next++, entry, attempt: 1, dueAt: 0, ...more });
@@ -69,6 +94,7 @@ class MemoryTransport implements InboxTransport<MemoryDelivery> {
         attempt: job.attempt,
         ids: { jobId: job.id },
         unnamed: `(job ${job.id})`,
+        notBefore: job.notBefore,
         ...(job.crashes === undefined ? {} : { crashes: job.crashes, recovered: true }),
       };
     });
@@ -107,6 +133,7 @@ class MemoryTransport implements InboxTransport<MemoryDelivery> {
   #requeue(delivery: MemoryDelivery, attempt: number, delayMs: number): void {
     const job = this.taken.get(delivery.id)!;
     this.taken.delete(delivery.id);
+    // The copy keeps its `notBefore`, as an engine's copy carries its time.
     this.waiting.push({ ...job, attempt, dueAt: Date.now() + delayMs, crashes: undefined });
   }
 }
@@ -124,9 +151,10 @@ function setup(
     maxCrashes?: number;
     concurrency?: number;
     ordering?: WebhooksOptions['ordering'];
+    holdBackFromMs?: number;
   } = {},
 ) {
-  const transport = new MemoryTransport();
+  const transport = new MemoryTransport(options.holdBackFromMs);
   const logged: Logged[] = [];
   const capture = (level: string) => (record: object, message?: string) => {
     logged.push({ level, record: record as Record<string, unknown>, message: message ?? '' });
@@ -166,14 +194,6 @@ function setup(
       SECRET,
     );
   return { transport, logged, errors, webhooks, start, entry };
-}
-
-async function waitUntil(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 test('a failing handler is retried on the schedule with the next attempt, then acknowledged once', async () => {
@@ -360,4 +380,63 @@ test('ordering latest: a stale entry is acknowledged as done without running', a
   expect(
     await webhooks.process(await sealed({ event: older, receivedAt: Date.now(), secretIndex: 0 }, SECRET)),
   ).toBe('duplicate');
+});
+
+test('a copy handed out before its time never runs early: one due soon waits in the worker, one due later goes back to the queue, spending nothing', async () => {
+  const { transport, webhooks, start, entry } = setup();
+  const ran: { attempt: number; at: number }[] = [];
+  webhooks.on('user.created', (_event, ctx) => {
+    ran.push({ attempt: ctx.attempt, at: Date.now() });
+  });
+  const soon = Date.now() + 60;
+  const later = Date.now() + 400;
+  transport.add(await entry(), { notBefore: soon });
+  transport.add(await entry(), { notBefore: later });
+  start();
+  await waitUntil('both copies to be acknowledged', () => transport.acknowledged.length === 2);
+  const [first, second] = ran.sort((a, b) => a.at - b.at);
+  expect(first!.at).toBeGreaterThanOrEqual(soon);
+  expect(second!.at).toBeGreaterThanOrEqual(later);
+  expect([first!.attempt, second!.attempt]).toEqual([1, 1]);
+  // Only the later copy went back, once, for about what remained (within the 100 ms the rule waits for).
+  expect(transport.heldBack).toHaveLength(1);
+  expect(transport.heldBack[0]!.earlyMs).toBeGreaterThan(100);
+  expect(transport.heldBack[0]!.earlyMs).toBeLessThanOrEqual(400);
+  expect(transport.deadLetters).toHaveLength(0);
+});
+
+test('a hold-back the queue refuses is logged with how the copy comes back, and the copy does not run', async () => {
+  const { transport, logged, webhooks, start, entry } = setup();
+  let runs = 0;
+  webhooks.on('user.created', () => {
+    runs++;
+  });
+  transport.failHoldBacks = 1;
+  transport.add(await entry(), { notBefore: Date.now() + 5_000 });
+  start();
+  await waitUntil('the warning', () => logged.some(({ level }) => level === 'warn'));
+  const warnings = logged.filter(({ level }) => level !== 'info');
+  expect(warnings.map(({ level, message }) => [level, message])).toEqual([
+    ['warn', 'webhook inbox: could not hold back a copy received before its time; the job comes back'],
+  ]);
+  expect((warnings[0]!.record.err as Error).message).toBe('the queue refused the hold-back');
+  expect(runs).toBe(0);
+  expect(transport.acknowledged).toEqual([]);
+});
+
+test('a forced close while a copy waits for its time leaves it unrun and unsettled, for the queue to hand out again', async () => {
+  const { transport, webhooks, start, entry } = setup({ holdBackFromMs: 60_000 });
+  let runs = 0;
+  webhooks.on('user.created', () => {
+    runs++;
+  });
+  transport.add(await entry(), { notBefore: Date.now() + 30_000 });
+  const worker = start();
+  await waitUntil('the copy to be taken', () => transport.taken.size === 1);
+  // Waiting out the 30 s would pass the test's timeout: the close ends the wait, and settles nothing.
+  await worker.close(true);
+  expect(runs).toBe(0);
+  expect(transport.acknowledged).toEqual([]);
+  expect(transport.heldBack).toEqual([]);
+  expect(transport.taken.size).toBe(1);
 });
