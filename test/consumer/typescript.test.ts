@@ -18,6 +18,10 @@
  * something only if it fails when the types are wrong: `event.data.email` must be exactly `string`
  * (not `any`), and a misspelled event name must be refused (`@ts-expect-error`); a control file whose
  * assertion is wrong must fail with exactly that error.
+ *
+ * The repository's own sources, adapters, tests and dashboard UI are type-checked with TypeScript 7 here
+ * too (`npm run typecheck` does it with 5), so that a contributor whose editor runs 7 sees no error CI
+ * does not.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -252,6 +256,25 @@ for (const compiler of COMPILERS) {
         await expectCompiles(compiler.bin(), NODE10);
       }, 30_000);
     } else {
+      test('the repository itself (src, adapters, tests, the dashboard UI) type-checks, as npm run typecheck does with 5', async () => {
+        for (const config of [
+          repoPath('tsconfig.json'),
+          repoPath('src', 'dashboard', 'ui', 'tsconfig.json'),
+        ]) {
+          const result = await run(process.execPath, [compiler.bin(), '--noEmit', '-p', config], {
+            cwd: repoPath(),
+            maxBuffer: 16 * 1024 * 1024,
+          }).then(
+            ({ stdout }) => ({ code: 0, output: stdout.trim() }),
+            (error: { code?: number; stdout?: string; stderr?: string }) => ({
+              code: error.code ?? -1,
+              output: `${error.stdout ?? ''}${error.stderr ?? ''}`.trim(),
+            }),
+          );
+          expect(result, config).toEqual({ code: 0, output: '' });
+        }
+      }, 60_000);
+
       for (const spelling of ['node10', 'node']) {
         test(`moduleResolution ${spelling} is refused (TS5108)`, async () => {
           const config = await writeConfig(
