@@ -221,11 +221,16 @@ export class InboxRunner<D extends InboxDelivery> {
     const early = this.#transport.earlyCopies;
     const notBefore = early?.notBefore(delivery);
     if (early === undefined || notBefore === undefined) return true;
-    const earlyMs = notBefore - Date.now();
-    if (earlyMs <= 0) return true;
-    if (earlyMs < early.holdBackFromMs)
-      return (await waitUnlessAbandoned(earlyMs, abandon)) || { kind: 'not-due' };
-    return this.#settle(delivery, 'hold back', () => early.holdBack(delivery, earlyMs), { kind: 'not-due' });
+    for (;;) {
+      const earlyMs = notBefore - Date.now();
+      if (earlyMs <= 0) return true;
+      if (earlyMs >= early.holdBackFromMs)
+        return this.#settle(delivery, 'hold back', () => early.holdBack(delivery, earlyMs), {
+          kind: 'not-due',
+        });
+      // Asked again after the wait: a timer may fire a millisecond before the wall clock reads its time.
+      if (!(await waitUnlessAbandoned(earlyMs, abandon))) return { kind: 'not-due' };
+    }
   }
 
   async #deadLetter(

@@ -389,7 +389,8 @@ test('a copy handed out before its time never runs early: one due soon waits in 
     ran.push({ attempt: ctx.attempt, at: Date.now() });
   });
   const soon = Date.now() + 60;
-  const later = Date.now() + 400;
+  // Far enough past the 100 ms hold-back line that a loaded machine's slow start still finds it early.
+  const later = Date.now() + 1_500;
   transport.add(await entry(), { notBefore: soon });
   transport.add(await entry(), { notBefore: later });
   start();
@@ -401,7 +402,7 @@ test('a copy handed out before its time never runs early: one due soon waits in 
   // Only the later copy went back, once, for about what remained (within the 100 ms the rule waits for).
   expect(transport.heldBack).toHaveLength(1);
   expect(transport.heldBack[0]!.earlyMs).toBeGreaterThan(100);
-  expect(transport.heldBack[0]!.earlyMs).toBeLessThanOrEqual(400);
+  expect(transport.heldBack[0]!.earlyMs).toBeLessThanOrEqual(1_500);
   expect(transport.deadLetters).toHaveLength(0);
 });
 
