@@ -31,6 +31,7 @@ import { HandlerRegistry } from './handler-registry.js';
 import { type HandlerStep, wantsHandlerSteps } from './handler-step.js';
 import { checkEntry, checkReplayId } from './inbox-entry.js';
 import { inboxWriteError } from './inbox-errors.js';
+import type { InboxSeal } from './inbox-seal.js';
 import { MisconfigurationWatch } from './misconfiguration-watch.js';
 import { type LogContext, Observers } from './observers.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
@@ -271,7 +272,6 @@ class WebhookReceiver implements Webhooks {
   }
 
   async process(entry: InboxEntry, options: ProcessOptions = {}): Promise<ProcessResult> {
-    if (this.#tenants) throw withoutTenant('process');
     let checked: InboxEntry;
     try {
       checked = checkEntry(entry);
@@ -284,16 +284,25 @@ class WebhookReceiver implements Webhooks {
     // Typed for users as the union of documented events; the core handles every event alike.
     const event = entry.event as WebhookEvent;
     const replayId = checkReplayId(options.replayId);
-    const failed = await this.#verifier.ready();
+    const verifier = this.#tenants
+      ? await this.#tenantOf(this.#tenants, checked)
+      : this.#oneRegistration(checked);
+    const failed = await verifier.ready();
     if (failed) throw failed;
-    // Before anything of the entry is used: the queue is no part of what a worker trusts.
-    const sealed = await this.#trust(checked, options.acceptUnsealed === true);
+    // Before anything of the entry is used: the queue is no part of what a worker trusts. A tenant's
+    // entry is trusted sealed only: unsealed, nothing vouches for the tenant it names.
+    const sealed = await this.#trust(
+      checked,
+      options.acceptUnsealed === true && !this.#tenants,
+      verifier.inboxSeal,
+    );
     const started = this.#observers.logger ? now() : 0;
     // A trace context from the queue is honoured only when the door's seal vouches for it.
     const traceparent = sealed && typeof checked.traceparent === 'string' ? checked.traceparent : undefined;
     const attempt = checked.attempt ?? options.attempt ?? 1;
     const telemetry = this.#telemetry?.startInboxRun({ traceparent, attempt, replayId });
     telemetry?.verified(event.id, event.type, secretIndex);
+    if (checked.tenant !== undefined) telemetry?.tenant?.(checked.tenant);
     const unchecked: Accepted = { ok: true, event, secretIndex, rememberMs: this.#dedupTtlMs, receivedAt };
     const accepted = this.#options.schemas
       ? await this.#options.schemas.accept(unchecked, this.#storeTimeouts)
@@ -313,8 +322,8 @@ class WebhookReceiver implements Webhooks {
     };
     const marks: { unordered?: boolean } = {};
     const store = this.#options.ordering
-      ? this.#orderedStoreFor(accepted.event, marks)
-      : this.#verifier.store;
+      ? this.#orderedStoreFor(accepted.event, marks, verifier.store)
+      : verifier.store;
     const run = new Run(
       this.#inWorker,
       store,
@@ -342,23 +351,66 @@ class WebhookReceiver implements Webhooks {
   }
 
   async sealAttempt(entry: InboxEntry, attempt: number): Promise<InboxEntry> {
-    if (this.#tenants) throw withoutTenant('sealAttempt');
     if (!Number.isSafeInteger(attempt) || attempt < 1)
       throw new TypeError(`sealAttempt needs an attempt count from 1; got ${String(attempt)}.`);
-    const failed = await this.#verifier.ready();
+    const verifier = this.#tenants ? await this.#tenantOf(this.#tenants, entry) : this.#verifier;
+    const failed = await verifier.ready();
     if (failed) throw failed;
     const { attemptSeal: _dropped, ...rest } = entry;
     // An unsealed entry stays unsealed: only the door vouches for an entry, never a worker.
     if (typeof entry.seal !== 'string' || attempt === 1) return { ...rest, attempt };
-    return { ...rest, attempt, attemptSeal: await this.#verifier.inboxSeal.sealAttempt(entry.seal, attempt) };
+    return { ...rest, attempt, attemptSeal: await verifier.inboxSeal.sealAttempt(entry.seal, attempt) };
+  }
+
+  /**
+   * The verifier of the tenant an entry names, for a receiver with `tenant`: its seal keys and its
+   * dedup scope. An entry that names none (or not as a door writes one) is refused as unauthenticated,
+   * a poison message. A tenant the `secret` function no longer knows, or cannot answer for now, fails
+   * the attempt: the engine retries it, and dead-letters it with that cause if the tenant never returns.
+   */
+  async #tenantOf(
+    directory: TenantDirectory<DeliveryVerifier>,
+    entry: InboxEntry,
+  ): Promise<DeliveryVerifier> {
+    const { tenant } = entry;
+    if (typeof tenant !== 'string' || tenant === '' || tenantKeyPart(tenant) === undefined) {
+      const error = new UnauthenticatedInboxEntryError(
+        'it names no tenant: a receiver with `tenant` runs only the entries its door wrote, each for its tenant.',
+      );
+      this.#observers.report(error, undefined);
+      throw error;
+    }
+    const found = await directory.find(tenant);
+    if (found instanceof UnknownTenantError) {
+      // The door verified it with this tenant's secret: the tenant was removed since, or a replica lags.
+      this.#observers.report(found, entry.event as WebhookEvent);
+      throw found;
+    }
+    // A `secret` function that failed was reported where it failed.
+    if (found instanceof WebhookError) throw found;
+    return found;
+  }
+
+  /**
+   * The receiver's own verifier, for an entry of no tenant. One a door of many tenants wrote is refused
+   * even when its seal would hold (both receivers given one `inboxKey`): run here, it would leave its
+   * tenant's scope and reach handlers without `ctx.tenant`.
+   */
+  #oneRegistration(entry: InboxEntry): DeliveryVerifier {
+    if (entry.tenant === undefined) return this.#verifier;
+    const error = new UnauthenticatedInboxEntryError(
+      'it was written for a tenant, by a door of many tenants: only a receiver with `tenant` runs it.',
+    );
+    this.#observers.report(error, undefined);
+    throw error;
   }
 
   /**
    * Whether the entry is the door's (true), or an unsealed one let through by `acceptUnsealed`
    * (false); throws `UnauthenticatedInboxEntryError`, reported, for anything else.
    */
-  async #trust(entry: InboxEntry, acceptUnsealed: boolean): Promise<boolean> {
-    const check = await this.#verifier.inboxSeal.check(entry);
+  async #trust(entry: InboxEntry, acceptUnsealed: boolean, seals: InboxSeal): Promise<boolean> {
+    const check = await seals.check(entry);
     if (check === 'sealed') return true;
     if (check === 'unsealed' && acceptUnsealed) {
       this.#unsealedWarning.note();
@@ -659,14 +711,21 @@ class WebhookReceiver implements Webhooks {
     const inbox = this.#options.inbox as InboxQueue;
     const { event, receivedAt, secretIndex, telemetry } = run;
     const traceparent = telemetry?.traceparent();
-    const entry: InboxEntry = traceparent
+    const { tenant } = run.store;
+    let entry: InboxEntry = traceparent
       ? { event, receivedAt, secretIndex, traceparent }
       : { event, receivedAt, secretIndex };
+    if (tenant !== undefined) entry = { ...entry, tenant };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
     // Sealed inside the write, so that an entry that cannot be sealed is refused like a failed write.
-    const seals = this.#verifier.inboxSeal;
+    const sealAndWrite = (seals: InboxSeal) =>
+      seals.seal(entry).then((seal) => inbox.enqueue({ ...entry, seal }, key));
     const write = () =>
-      settled(() => seals.seal(entry).then((seal) => inbox.enqueue({ ...entry, seal }, key)));
+      settled(() =>
+        tenant === undefined
+          ? sealAndWrite(this.#verifier.inboxSeal)
+          : this.#tenantSeals(tenant).then(sealAndWrite),
+      );
     return withDeadline(
       telemetry ? telemetry.step('inbox.enqueue', write) : write(),
       this.#storeTimeouts,
@@ -675,6 +734,16 @@ class WebhookReceiver implements Webhooks {
       () => settle(run, SUCCEEDED),
       (cause: unknown) => settle(run, { kind: 'failed', error: inboxWriteError(cause) }),
     );
+  }
+
+  /**
+   * The seal keys of a tenant the door has just verified a delivery for: found in the directory's
+   * cache but when it expired in between, then asked again; a tenant gone meanwhile fails the write.
+   */
+  async #tenantSeals(tenant: string): Promise<InboxSeal> {
+    const found = await this.#tenants!.find(tenant);
+    if (found instanceof WebhookError) throw found;
+    return found.inboxSeal;
   }
 
   /** A worker's run ends in its ending, logged as a delivery's would be. */

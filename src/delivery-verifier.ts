@@ -152,6 +152,8 @@ export class DeliveryVerifier {
       const scoped = tenantPrefixes(dedupPrefixes(namespace, secrets), tenant.keyPart);
       this.#store = new ScopedStore(store, scoped, this.#storeTimeouts, tenant.id);
       this.#signatures = createVerifier(secrets);
+      // The tenant's entries are sealed with keys of its own secrets (or the receiver's `inboxKey`).
+      if (!this.#options.inboxKeys) this.#inboxSeal = new InboxSeal(secrets);
       return;
     }
     const prefixes = dedupPrefixes(namespace, secrets);

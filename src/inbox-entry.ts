@@ -1,3 +1,4 @@
+import { tenantKeyPart } from './dedup-scope.js';
 import { checkEnvelope } from './envelope.js';
 import { InvalidInboxEntryError } from './errors.js';
 import type { InboxEntry } from './types.js';
@@ -27,6 +28,14 @@ export function checkEntry(entry: InboxEntry): InboxEntry {
     throw new InvalidInboxEntryError('`receivedAt` must be a time in Unix milliseconds.');
   if (!Number.isSafeInteger(secretIndex) || (secretIndex as number) < 0)
     throw new InvalidInboxEntryError('`secretIndex` must be a whole number from 0.');
+  const { tenant } = entry as Partial<InboxEntry>;
+  if (
+    tenant !== undefined &&
+    (typeof tenant !== 'string' || tenantKeyPart(tenant) === undefined || tenant === '')
+  )
+    throw new InvalidInboxEntryError(
+      '`tenant` must be a non-empty string of at most 128 characters, percent-encoded.',
+    );
   const { attempt } = entry as Partial<InboxEntry>;
   if (attempt !== undefined && (!Number.isSafeInteger(attempt) || attempt < 1))
     throw new InvalidInboxEntryError('`attempt` must be a whole number from 1.');

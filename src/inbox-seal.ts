@@ -46,15 +46,15 @@ export function canonicalJson(value: unknown): string {
   return `${text}}`;
 }
 
-/** What an entry's seal is computed over: everything of the entry a worker reads. */
+/**
+ * What an entry's seal is computed over: everything of the entry a worker reads. The tenant is added
+ * only when there is one, so that the entries of a receiver of one registration, some waiting in queues
+ * since before tenants, keep the text they were sealed over.
+ */
 function entryText(entry: InboxEntry): string {
-  return canonicalJson([
-    ENTRY_LABEL,
-    entry.event,
-    entry.receivedAt,
-    entry.secretIndex,
-    entry.traceparent ?? null,
-  ]);
+  const fields = [ENTRY_LABEL, entry.event, entry.receivedAt, entry.secretIndex, entry.traceparent ?? null];
+  if (entry.tenant !== undefined) fields.push(entry.tenant);
+  return canonicalJson(fields);
 }
 
 /** What an attempt's seal is computed over: the attempt, bound to the entry by the entry's seal. */

@@ -121,11 +121,6 @@ function resolveTenant(options: WebhooksOptions & { tenant?: unknown }): Resolve
       "Give `secret` or `tenant`, not both: with `tenant`, each tenant's secrets come from `tenant.secret`.",
     );
   }
-  if (options.inbox !== undefined || options.inboxKey !== undefined) {
-    throw new ConfigurationError(
-      '`tenant` does not take an `inbox` yet: an inbox entry does not carry its tenant, so a worker could not find its secrets or its dedup scope. Receive in the request, or run one receiver per registration with an inbox.',
-    );
-  }
   const unknownTtlSeconds = tenant.unknownTtlSeconds ?? TENANT_DEFAULTS.unknownTtlSeconds;
   if (!Number.isSafeInteger(unknownTtlSeconds) || unknownTtlSeconds < 0) {
     throw new ConfigurationError(

@@ -444,7 +444,7 @@ export interface TenantOptions<Tenant extends string = string> {
 
 /**
  * The options of a receiver with `tenant`: every option of {@link WebhooksOptions} but `secret`
- * (each tenant's come from `tenant.secret`) and the inbox's (an inbox is not yet tenant-aware).
+ * (each tenant's come from `tenant.secret`). With an `inbox`, each entry carries its tenant, sealed.
  *
  * @example
  * ```ts
@@ -455,7 +455,7 @@ export interface TenantOptions<Tenant extends string = string> {
  */
 export type TenantWebhooksOptions<Schemas extends EventSchemas, Tenant extends string> = Omit<
   WebhooksOptions<Schemas>,
-  'secret' | 'inbox' | 'inboxKey'
+  'secret'
 > & {
   /** Each tenant's secrets come from `tenant.secret`. */
   secret?: never;
@@ -954,14 +954,21 @@ export interface InboxEntry {
   /** The index of the secret that verified it. */
   readonly secretIndex: number;
   /**
+   * With the `tenant` option: the tenant whose secret verified the delivery. Sealed with the rest, so
+   * a worker finds that tenant's secrets, seal keys and dedup scope, and no queue writer can move an
+   * entry to another tenant. Absent for a receiver of one registration.
+   */
+  readonly tenant?: string;
+  /**
    * The door's W3C trace context (`00-<trace id>-<span id>-<flags>`), written with the `telemetry`
    * option so that a worker's run joins the delivery's trace. An engine carries it as it is; a run
    * ignores one that is missing or malformed (it is never a reason to refuse the entry).
    */
   readonly traceparent?: string;
   /**
-   * The door's seal: `v1.` and an HMAC-SHA256 (keyed from `inboxKey`, or from the webhook secrets) over
-   * `event`, `receivedAt`, `secretIndex` and `traceparent` as the worker will read them. `process`
+   * The door's seal: `v1.` and an HMAC-SHA256 (keyed from `inboxKey`, or from the webhook secrets, a
+   * tenant's own with `tenant`) over `event`, `receivedAt`, `secretIndex`, `traceparent` and `tenant`
+   * as the worker will read them. `process`
    * refuses an entry whose seal does not hold, or that has none, as `UnauthenticatedInboxEntryError`
    * (a poison message: dead-lettered at once, no handler run). An engine stores it as it is.
    */

@@ -4,6 +4,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { InboxEntry } from 'service-webhooks/core';
+import { carriedEntry, carriedFields } from '../inbox/entry-fields.js';
 import { keyEncoder } from '../stores/store-encoding.js';
 
 /**
@@ -83,13 +84,7 @@ export function jobOptions(jobId: string): JobsOptions {
  * links to it); only a string is kept, and one the plug-in cannot read is ignored there, never here.
  */
 export function jobData(entry: InboxEntry, replay?: InboxJobData['replay']): InboxJobData {
-  const data: InboxJobData = withSeal(
-    withTraceparent(
-      { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex },
-      entry.traceparent,
-    ),
-    entry.seal,
-  );
+  const data: InboxJobData = withTraceparent(carriedFields(entry), entry.traceparent);
   return replay === undefined ? data : { ...data, replay };
 }
 
@@ -99,21 +94,9 @@ export function jobData(entry: InboxEntry, replay?: InboxJobData['replay']): Inb
  * rather than fail, since a trace is never a reason to dead-letter an event.
  */
 export function entryOf(data: InboxJobData): InboxEntry {
-  return withSeal(
-    withTraceparent(
-      { event: data?.event, receivedAt: data?.receivedAt, secretIndex: data?.secretIndex },
-      data?.traceparent,
-    ),
-    data?.seal,
-  );
-}
-
-/**
- * The door's seal rides along as it is (`process` checks it). BullMQ counts attempts in its own state
- * (`attemptsMade`), so the data never carries an attempt: one written into it is not read.
- */
-function withSeal(entry: InboxEntry, seal: unknown): InboxEntry {
-  return seal === undefined ? entry : { ...entry, seal: seal as string };
+  // BullMQ counts attempts in its own state (`attemptsMade`), so the data never carries an attempt:
+  // one written into it is not read.
+  return withTraceparent(carriedEntry(data), data?.traceparent);
 }
 
 function withTraceparent(entry: InboxEntry, traceparent: unknown): InboxEntry {

@@ -7,6 +7,7 @@
 import type { Worker } from 'bullmq';
 import type { InboxStats } from 'service-webhooks/core';
 import {
+  type AnyWebhooks,
   ConfigurationError,
   type InboxBackoff,
   type InboxFlowOptions,
@@ -199,8 +200,9 @@ function checkBlockingClient(connection: InboxConnection, what: string): void {
  * process.once('SIGTERM', () => void worker.close());
  * ```
  */
-export function startInboxWorker(webhooks: Webhooks, options: InboxWorkerOptions): InboxWorker {
-  return new RunningInboxWorker(webhooks, options, resolveWorkerOptions(webhooks, options));
+export function startInboxWorker(webhooks: AnyWebhooks, options: InboxWorkerOptions): InboxWorker {
+  checkReceiver(webhooks, WHAT);
+  return new RunningInboxWorker(webhooks, options, resolveWorkerOptions(options));
 }
 
 const WHAT = 'startInboxWorker()';
@@ -224,8 +226,7 @@ interface WorkerSettings {
 }
 
 /** Throws ConfigurationError for the first option that is wrong, in the order they are listed here. */
-function resolveWorkerOptions(webhooks: Webhooks, options: InboxWorkerOptions): WorkerSettings {
-  checkReceiver(webhooks, WHAT);
+function resolveWorkerOptions(options: InboxWorkerOptions): WorkerSettings {
   const { queueName, prefix } = location(options ?? {}, DEFAULT_QUEUE_NAME, WHAT);
   const shared = workerSettings(WHAT, options);
   const lockDuration = wholeOption(WHAT, 'lockDurationMs', options.lockDurationMs, 30_000);

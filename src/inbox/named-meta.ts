@@ -6,6 +6,7 @@
  * its own wire form (`src/rabbitmq/message.ts`, `src/sqs/message.ts`).
  */
 import type { InboxEntry } from 'service-webhooks/core';
+import { carriedEntry, carriedFields } from './entry-fields.js';
 
 /**
  * The names the inbox writes its metadata under, the same on RabbitMQ (headers) and SQS (attributes).
@@ -95,8 +96,7 @@ export type ReadNamed = (name: string) => unknown;
  * ```
  */
 export function entryBody(entry: InboxEntry): string {
-  const fields = { event: entry.event, receivedAt: entry.receivedAt, secretIndex: entry.secretIndex };
-  return JSON.stringify(typeof entry.seal === 'string' ? { ...fields, seal: entry.seal } : fields);
+  return JSON.stringify(carriedFields(entry));
 }
 
 /**
@@ -145,19 +145,13 @@ export function namedValues(
  * ```
  */
 export function entryFromNamed(body: string, read: ReadNamed): InboxEntry {
-  let data: Partial<InboxEntry> | undefined;
+  let data: unknown;
   try {
-    data = JSON.parse(body) as Partial<InboxEntry>;
+    data = JSON.parse(body);
   } catch {
     // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
   }
-  if (typeof data !== 'object' || data === null) data = undefined;
-  const entry: { -readonly [K in keyof InboxEntry]: InboxEntry[K] } = {
-    event: data?.event as InboxEntry['event'],
-    receivedAt: data?.receivedAt as number,
-    secretIndex: data?.secretIndex as number,
-  };
-  if (data?.seal !== undefined) entry.seal = data.seal;
+  const entry = carriedEntry(data);
   const traceparent = namedText(read(META_NAMES.traceparent));
   if (traceparent !== undefined) entry.traceparent = traceparent;
   const attempt = namedWhole(read(META_NAMES.attempt));

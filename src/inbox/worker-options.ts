@@ -3,6 +3,7 @@
  * that a mistake is one clear `ConfigurationError` in the same words on every engine.
  */
 import {
+  type AnyWebhooks,
   ConfigurationError,
   type FlowControl,
   type FlowControlSource,
@@ -103,8 +104,12 @@ export function acceptUnsealedOption(what: string, value: boolean | undefined): 
   return value;
 }
 
-/** A worker runs `webhooks.process`: refuse anything else before connecting to a queue. */
-export function checkReceiver(webhooks: Webhooks, what: string): void {
+/**
+ * A worker runs `webhooks.process`: refuse anything else before connecting to a queue. Any receiver
+ * will do, one with `tenant` too (its entries carry their tenant); past this check the worker treats
+ * them alike, through `process` and `sealAttempt`, whose types do not depend on the tenant.
+ */
+export function checkReceiver(webhooks: AnyWebhooks, what: string): asserts webhooks is Webhooks {
   if (typeof webhooks?.process !== 'function') {
     throw new ConfigurationError(
       `${what} needs the receiver made by createWebhooks() as its first argument.`,

@@ -8,6 +8,7 @@ import type { MsgHdrs } from '@nats-io/transport-node';
 import { headers as newHeaders } from '@nats-io/transport-node';
 import type { InboxEntry } from 'service-webhooks/core';
 import { ConfigurationError } from 'service-webhooks/core';
+import { carriedEntry, carriedFields } from '../inbox/entry-fields.js';
 
 /**
  * The stream the inbox uses unless `stream` says otherwise.
@@ -132,8 +133,10 @@ export interface NatsMessageMeta {
  * ```
  */
 export function payloadOf(entry: InboxEntry): string {
-  const { event, receivedAt, secretIndex, seal, traceparent } = entry;
-  return JSON.stringify({ event, receivedAt, secretIndex, seal, traceparent });
+  const { traceparent } = entry;
+  return JSON.stringify(
+    traceparent === undefined ? carriedFields(entry) : { ...carriedFields(entry), traceparent },
+  );
 }
 
 /** The headers of a copy the worker or the admin writes: a retry, a replay, a dead letter. */
@@ -175,14 +178,8 @@ export function entryOf(data: Uint8Array, h: MsgHdrs | undefined): InboxEntry {
   } catch {
     // Not JSON: process() refuses the entry as invalid, and it is dead-lettered as poison.
   }
-  const value = typeof parsed === 'object' && parsed !== null ? parsed : undefined;
-  const entry: { -readonly [K in keyof InboxEntry]: InboxEntry[K] } = {
-    event: value?.event as InboxEntry['event'],
-    receivedAt: value?.receivedAt as number,
-    secretIndex: value?.secretIndex as number,
-  };
-  if (value?.seal !== undefined) entry.seal = value.seal;
-  if (value?.traceparent !== undefined) entry.traceparent = value.traceparent;
+  const entry = carriedEntry(parsed);
+  if (parsed?.traceparent !== undefined) entry.traceparent = parsed.traceparent;
   const attempt = wholeNumber(header(h, HEADER.attempt));
   if (attempt !== undefined) entry.attempt = attempt;
   const attemptSeal = header(h, HEADER.attemptSeal);

@@ -7,12 +7,12 @@
 import { type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type {
+  AnyWebhooks,
   InboxBackoff,
   InboxFlowOptions,
   InboxLogger,
   InboxMonitorOptions,
   InboxStats,
-  Webhooks,
 } from 'service-webhooks/core';
 import { InboxWorkerCore, type WorkerSettings } from '../inbox/worker.js';
 import { checkReceiver, flowSettings, wholeOption, workerSettings } from '../inbox/worker-options.js';
@@ -110,8 +110,7 @@ interface Settings extends WorkerSettings {
   readonly publishTimeoutMs: number;
 }
 
-function resolve(webhooks: Webhooks, options: NatsWorkerOptions): Settings {
-  checkReceiver(webhooks, WHAT);
+function resolve(options: NatsWorkerOptions): Settings {
   return {
     names: natsInboxNames(options?.stream, WHAT),
     ...workerSettings(WHAT, options),
@@ -146,8 +145,12 @@ function resolve(webhooks: Webhooks, options: NatsWorkerOptions): Settings {
  * process.once('SIGTERM', () => void worker.close());
  * ```
  */
-export async function startNatsWorker(webhooks: Webhooks, options: NatsWorkerOptions): Promise<NatsWorker> {
-  const settings = resolve(webhooks, options);
+export async function startNatsWorker(
+  webhooks: AnyWebhooks,
+  options: NatsWorkerOptions,
+): Promise<NatsWorker> {
+  checkReceiver(webhooks, WHAT);
+  const settings = resolve(options);
   const opened = await openConnection(options.connection, WHAT, 'worker');
   try {
     const { connection } = opened;

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { InboxEntry } from 'service-webhooks/core';
 import { ConfigurationError } from 'service-webhooks/core';
+import { carriedEntry, carriedFields } from '../inbox/entry-fields.js';
 
 /**
  * The pg-boss queue the inbox uses unless `queue` says otherwise.
@@ -252,13 +253,8 @@ export function jobData(
   entry: InboxEntry,
   extra: Omit<InboxJobData, Exclude<keyof InboxEntry, 'attempt'>> = {},
 ): InboxJobData {
-  const data: { -readonly [K in keyof InboxJobData]: InboxJobData[K] } = {
-    event: entry.event,
-    receivedAt: entry.receivedAt,
-    secretIndex: entry.secretIndex,
-  };
+  const data: { -readonly [K in keyof InboxJobData]: InboxJobData[K] } = carriedFields(entry);
   if (typeof entry.traceparent === 'string') data.traceparent = entry.traceparent;
-  if (typeof entry.seal === 'string') data.seal = entry.seal;
   // A new attempt count (the door's 1, a replay's) leaves the entry's sealed attempt behind.
   if (extra.attempt === undefined && entry.attempt !== undefined) {
     data.attempt = entry.attempt;
@@ -276,14 +272,9 @@ export function jobData(
  * ```
  */
 export function entryOf(data: InboxJobData | undefined): InboxEntry {
-  const entry = {
-    event: data?.event,
-    receivedAt: data?.receivedAt,
-    secretIndex: data?.secretIndex,
-  } as { -readonly [K in keyof InboxEntry]: InboxEntry[K] };
+  const entry = carriedEntry(data);
   if (typeof data?.traceparent === 'string') entry.traceparent = data.traceparent;
   // Carried as they are, whatever they are: `process` checks them against the seals.
-  if (data?.seal !== undefined) entry.seal = data.seal;
   if (data?.attempt !== undefined) entry.attempt = data.attempt;
   if (data?.attemptSeal !== undefined) entry.attemptSeal = data.attemptSeal;
   return entry;

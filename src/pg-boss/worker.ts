@@ -6,6 +6,7 @@
 
 import type { InboxStats } from 'service-webhooks/core';
 import {
+  type AnyWebhooks,
   ConfigurationError,
   type InboxBackoff,
   type InboxFlowOptions,
@@ -124,8 +125,7 @@ interface WorkerSettings {
   readonly flow: FlowSettings | undefined;
 }
 
-function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettings {
-  checkReceiver(webhooks, WHAT);
+function resolve(options: PgBossWorkerOptions): WorkerSettings {
   const boss = checkBoss(options?.boss, WHAT);
   const shared = workerSettings(WHAT, options);
   const { handlerTimeoutMs } = shared;
@@ -178,10 +178,11 @@ function resolve(webhooks: Webhooks, options: PgBossWorkerOptions): WorkerSettin
  * ```
  */
 export async function startPgBossWorker(
-  webhooks: Webhooks,
+  webhooks: AnyWebhooks,
   options: PgBossWorkerOptions,
 ): Promise<PgBossWorker> {
-  const settings = resolve(webhooks, options);
+  checkReceiver(webhooks, WHAT);
+  const settings = resolve(options);
   // The worker's settings are the queue's: jobs the door writes from now on take them.
   await ensureQueues(
     settings.boss,

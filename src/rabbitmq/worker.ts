@@ -4,12 +4,12 @@
  * dead-letters it after the last attempt; it opens a lost connection again by itself.
  */
 import type {
+  AnyWebhooks,
   InboxBackoff,
   InboxFlowOptions,
   InboxLogger,
   InboxMonitorOptions,
   InboxStats,
-  Webhooks,
 } from 'service-webhooks/core';
 import { inboxLog } from '../inbox/log.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
@@ -121,7 +121,7 @@ const WHAT = 'startRabbitMQWorker()';
  * process.once('SIGTERM', () => void worker.close());
  * ```
  */
-export function startRabbitMQWorker(webhooks: Webhooks, options: RabbitMQWorkerOptions): RabbitMQWorker {
+export function startRabbitMQWorker(webhooks: AnyWebhooks, options: RabbitMQWorkerOptions): RabbitMQWorker {
   checkReceiver(webhooks, WHAT);
   const url = checkUrl(options?.url, WHAT);
   const queue = checkQueueName(options.queue, WHAT);

@@ -6,11 +6,11 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
+  type AnyWebhooks,
   ConfigurationError,
   type InboxBackoff,
   type InboxFlowOptions,
   type InboxLogger,
-  type Webhooks,
 } from 'service-webhooks/core';
 import { inboxLog } from '../inbox/log.js';
 import { InboxRunner } from '../inbox/runner.js';
@@ -91,7 +91,7 @@ const WHAT = 'sqsHandler()';
  * ```
  */
 export function sqsHandler(
-  webhooks: Webhooks,
+  webhooks: AnyWebhooks,
   options: SqsHandlerOptions,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   checkReceiver(webhooks, WHAT);

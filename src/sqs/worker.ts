@@ -5,13 +5,13 @@
 
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
+  type AnyWebhooks,
   ConfigurationError,
   type InboxBackoff,
   type InboxFlowOptions,
   type InboxLogger,
   type InboxMonitorOptions,
   type InboxStats,
-  type Webhooks,
 } from 'service-webhooks/core';
 import { inboxLog } from '../inbox/log.js';
 import { InboxWorkerCore } from '../inbox/worker.js';
@@ -122,7 +122,7 @@ const WHAT = 'startSqsWorker()';
  * process.once('SIGTERM', () => void worker.close());
  * ```
  */
-export function startSqsWorker(webhooks: Webhooks, options: SqsWorkerOptions): SqsWorker {
+export function startSqsWorker(webhooks: AnyWebhooks, options: SqsWorkerOptions): SqsWorker {
   checkReceiver(webhooks, WHAT);
   checkClientAndUrl(WHAT, options?.client, options?.queueUrl, true);
   if (options.deadLetterQueueUrl !== undefined)

@@ -20,6 +20,7 @@ export const INBOX_RULES = Object.freeze({
   poison: 'poison entries are dead-lettered at once',
   admin: 'a dead letter can be got and removed',
   forged: 'a forged entry never runs a handler',
+  tenant: 'a tenant’s entry keeps its tenant',
 });
 
 /**

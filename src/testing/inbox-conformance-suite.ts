@@ -3,6 +3,7 @@ import {
   ConfigurationError,
   DeadLetterError,
   EventDeadLetteredError,
+  type InboxEntry,
 } from 'service-webhooks/core';
 import { deliver } from './deliver.js';
 import { INBOX_RULES, InboxConformanceError, type InboxRule } from './inbox-conformance-error.js';
@@ -17,6 +18,8 @@ import {
   SECRET,
   type Settings,
   SHORT_LEASE,
+  TENANT_HEADER,
+  TENANT_SECRETS,
   Trial,
 } from './inbox-trial.js';
 import type { InboxUnderTest } from './inbox-under-test.js';
@@ -105,7 +108,7 @@ function checkOptions(options: InboxConformanceOptions): void {
  * worker recovered without spending an attempt; retries on schedule; the last failure dead-lettered
  * with its cause; a replay (even a doubled one) runs once; poison dead-lettered at once; dead
  * letters got and removed; a forged entry (unsealed, or changed since the door sealed it) never runs
- * a handler.
+ * a handler; a tenant's entry keeps its tenant (an engine carries every field the door writes).
  *
  * @example
  * ```ts
@@ -475,6 +478,55 @@ export function inboxConformanceSuite(options: InboxConformanceOptions): void {
           spent.every((attempts) => attempts === 1),
           () => `the forged entries were dead-lettered after ${spent.join(' and ')} attempts, not 1`,
         );
+      },
+    );
+
+    it(
+      'tenant',
+      'one event id for two tenants through a door of many tenants: each queued with its tenant, run once with ctx.tenant; one moved to the other tenant is refused',
+      async (trial) => {
+        await trial.startWorker('worker', {}, { tenants: true });
+        const { inbox, admin } = trial.underTest;
+        const door = trial.receiver('door', { inbox, tenants: true }).webhooks;
+        const event = newEvent();
+        for (const tenant of ['acme', 'globex']) {
+          const answer = await deliver(door, event, {
+            secret: TENANT_SECRETS[tenant]!,
+            headers: { [TENANT_HEADER]: tenant },
+          });
+          check('tenant', answer.status === 200, () => `the door answered ${answer.status} ${answer.body}`);
+        }
+        await trial.waitUntil(
+          'tenant',
+          'the event handled once for each tenant',
+          () => trial.completed(event) === 2,
+          () => `runs: ${JSON.stringify(trial.runsOf(event).map((run) => [run.tenant, run.outcome]))}`,
+        );
+        const tenants = trial
+          .runsOf(event)
+          .map((run) => String(run.tenant))
+          .sort();
+        check(
+          'tenant',
+          tenants.join(' ') === 'acme globex',
+          () => `the handlers saw ctx.tenant ${tenants.join(' and ')}, not acme and globex`,
+        );
+        // Whoever can write to the queue moves acme's entry, seal and all, to globex.
+        const moved = newEvent();
+        const written: InboxEntry[] = [];
+        const copier = trial.receiver('copier', {
+          tenants: true,
+          inbox: { enqueue: async (entry) => void written.push(entry) },
+        }).webhooks;
+        await deliver(copier, moved, { secret: TENANT_SECRETS.acme!, headers: { [TENANT_HEADER]: 'acme' } });
+        check('tenant', written[0]?.tenant === 'acme', () => `the door wrote tenant ${written[0]?.tenant}`);
+        await trial.underTest.enqueueRaw({ ...written[0]!, tenant: 'globex' }, 'conformance:tenant-moved');
+        await trial.waitUntil(
+          'tenant',
+          'the moved entry in the dead-letter list',
+          async () => (await admin.list()).total === 1,
+        );
+        check('tenant', trial.runsOf(moved).length === 0, () => 'a handler ran on the moved entry');
       },
     );
 

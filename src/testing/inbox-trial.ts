@@ -26,6 +26,13 @@ import { SequentialStoreModel } from './store-model.js';
 
 /** The secret every receiver of a trial verifies with. */
 export const SECRET = 'whsec_inbox_conformance';
+/** The tenants of the tenant trial and their secrets, read from the `x-conformance-tenant` header. */
+export const TENANT_SECRETS: Readonly<Record<string, string>> = {
+  acme: 'whsec_inbox_conformance_acme',
+  globex: 'whsec_inbox_conformance_globex',
+};
+/** The header the tenant trial's receivers read the tenant from. */
+export const TENANT_HEADER = 'x-conformance-tenant';
 /** The one event type the trials' handlers take. */
 export const EVENT_TYPE = 'user.created';
 /** A clock tolerance for the schedule's lower bound: engines and the suite read different clocks. */
@@ -44,6 +51,8 @@ interface Run {
   readonly attempt: number;
   readonly worker: string;
   readonly startedAt: number;
+  /** `ctx.tenant`, for a receiver with `tenant`. */
+  readonly tenant: string | undefined;
   outcome: 'running' | 'completed' | 'failed';
 }
 
@@ -54,6 +63,8 @@ interface ReceiverOptions {
   readonly leaseSeconds?: number;
   readonly handlerTimeoutMs?: number;
   readonly inbox?: InboxQueue;
+  /** A receiver of many tenants ({@link TENANT_SECRETS}), as a platform's is. */
+  readonly tenants?: boolean;
 }
 
 /** A receiver of the trial, whose way to the shared store can be cut. */
@@ -130,19 +141,26 @@ export class Trial {
 
   receiver(name: string, options: ReceiverOptions = {}): TrialReceiver {
     const cut = { partitioned: false };
-    const webhooks = createWebhooks({
-      secret: SECRET,
+    const shared = {
       store: partitionable(this.store, cut),
       ...(options.inbox === undefined ? {} : { inbox: options.inbox }),
       ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
       ...(options.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: options.handlerTimeoutMs }),
-    });
+    };
+    // A worker takes either kind of receiver; past `createWebhooks` the trial treats them alike.
+    const webhooks = options.tenants
+      ? (createWebhooks({
+          ...shared,
+          tenant: { from: { header: TENANT_HEADER }, secret: (tenant) => TENANT_SECRETS[tenant] },
+        }) as unknown as Webhooks)
+      : createWebhooks({ ...shared, secret: SECRET });
     webhooks.on(EVENT_TYPE, async (event, context) => {
       const run: Run = {
         eventId: event.id,
         attempt: context.attempt,
         worker: name,
         startedAt: Date.now(),
+        tenant: (context as HandlerContext & { tenant?: string }).tenant,
         outcome: 'running',
       };
       this.runs.push(run);

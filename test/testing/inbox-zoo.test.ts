@@ -82,7 +82,7 @@ describe('inboxConformanceSuite on the zoo', () => {
     const names = conformanceTests({ name: 'zoo', createInbox: async () => zooInbox(undefined) }).map(
       (collected) => collected.name,
     );
-    expect(names).toHaveLength(10);
+    expect(names).toHaveLength(11);
     expect(new Set(names).size).toBe(names.length);
     for (const rule of Object.values(INBOX_RULES))
       expect(names.some((name) => name.startsWith(rule))).toBe(true);

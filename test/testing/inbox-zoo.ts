@@ -72,6 +72,8 @@ export const INBOX_FLAWS = {
   'runs unsealed entries': 'forged',
   /** Stores the entry's fields it knew before seals (event, receivedAt, secretIndex) and drops the seal. */
   'drops the seal': 'forged',
+  /** Stores the fields it knew before tenants, seal and trace context included, and drops `tenant`. */
+  'drops the tenant': 'tenant',
 } as const satisfies Record<string, InboxRule>;
 
 /**
@@ -160,6 +162,10 @@ class ZooInboxQueue implements InboxQueue {
     if (this.flaw === 'drops the seal' && typeof entry === 'object' && entry !== null) {
       const { event, receivedAt, secretIndex } = entry as InboxEntry;
       entry = { event, receivedAt, secretIndex };
+    }
+    if (this.flaw === 'drops the tenant' && typeof entry === 'object' && entry !== null) {
+      const { tenant: _dropped, ...known } = entry as InboxEntry;
+      entry = known;
     }
     const id =
       this.flaw === 'a second enqueue of one key adds a second entry' ? `${key}#${randomUUID()}` : key;

@@ -1,7 +1,8 @@
 /**
  * The `tenant` option typed end to end: `ctx.tenant` is what `tenant.from` gives (a string for a
  * declared source, the function's return type for a function), `tenant.secret` takes that type, a
- * receiver without `tenant` has no `ctx.tenant`, and every adapter takes both kinds of receiver.
+ * receiver without `tenant` has no `ctx.tenant`, and every adapter and every inbox worker takes both
+ * kinds of receiver.
  */
 import {
   type AnyWebhooks,
@@ -12,12 +13,17 @@ import {
   type TenantHandlerContext,
   type Webhooks,
 } from 'service-webhooks';
+import type { startInboxWorker } from 'service-webhooks/bullmq';
 import { createWebhooks as createWithStore } from 'service-webhooks/core';
 import { expressWebhooks } from 'service-webhooks/express';
 import { fastifyWebhooks } from 'service-webhooks/fastify';
 import { lambdaHandler } from 'service-webhooks/lambda';
+import type { startNatsWorker } from 'service-webhooks/nats';
 import { nextRouteHandler } from 'service-webhooks/next';
 import { nodeHandler } from 'service-webhooks/node';
+import type { startPgBossWorker } from 'service-webhooks/pg-boss';
+import type { startRabbitMQWorker } from 'service-webhooks/rabbitmq';
+import type { sqsHandler, startSqsWorker } from 'service-webhooks/sqs';
 import { webHandler } from 'service-webhooks/web';
 import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
@@ -114,12 +120,19 @@ describe('tenant types', () => {
     });
   });
 
-  test('secret and tenant together, an inbox with tenant, or a tenant without secret do not compile', () => {
+  test('secret and tenant together, or a tenant without secret do not compile; an inbox with tenant does', () => {
     // @ts-expect-error one or the other
     createWebhooks({ secret: 'x', tenant: { from: { param: 'a' }, secret: () => 'x' } });
     const inbox = { enqueue: async () => {} };
-    // @ts-expect-error an inbox is not tenant-aware yet (one line: TypeScript 7 reports it on the object)
-    createWebhooks({ tenant: { from: { param: 'a' }, secret: () => 'x' }, inbox });
+    const queued = createWebhooks({
+      tenant: { from: (r) => r.header('x') as AccountId | undefined, secret: () => 'x' },
+      inbox,
+      inboxKey: 'k',
+    });
+    // A worker's run of a tenant's entry has the tenant, typed as the door read it.
+    queued.on('user.created', (_event, ctx) => {
+      expectTypeOf(ctx.tenant).toEqualTypeOf<AccountId>();
+    });
     // @ts-expect-error each tenant's secret is needed
     createWebhooks({ tenant: { from: { param: 'a' } } });
     // @ts-expect-error not a source
@@ -139,6 +152,22 @@ describe('tenant types', () => {
       nodeHandler(webhooks);
       webHandler(webhooks);
       expectTypeOf(fastifyWebhooks).parameter(1).toMatchTypeOf<{ webhooks: typeof webhooks }>();
+    }
+  });
+
+  test('every inbox worker takes a receiver with tenant and one without', () => {
+    const tenants = createWebhooks({
+      tenant: { from: { param: 'a' }, secret: () => 'x' },
+      inbox: { enqueue: async () => {} },
+    });
+    const single = createWebhooks({ secret: 'x' });
+    for (const webhooks of [tenants, single]) {
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof startInboxWorker>[0]>();
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof startPgBossWorker>[0]>();
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof startSqsWorker>[0]>();
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof sqsHandler>[0]>();
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof startRabbitMQWorker>[0]>();
+      expectTypeOf<typeof webhooks>().toMatchTypeOf<Parameters<typeof startNatsWorker>[0]>();
     }
   });
 });
