@@ -30,12 +30,12 @@ const queue = uniqueQueue('tenants');
 
 beforeAll(async () => {
   connection = await openConnection();
-}, 60_000);
+});
 
 afterAll(async () => {
   await deleteQueues(connection, queue).catch(() => {});
   await connection?.close();
-}, 60_000);
+});
 
 test('two accounts on one route: each event queued with its tenant, run once per tenant with ctx.tenant, retried under its own seal; one moved to another tenant is dead-lettered unrun', async () => {
   const store = new MemoryStore();
@@ -89,15 +89,6 @@ test('two accounts on one route: each event queued with its tenant, run once per
     });
     expect(crossed.status).toBe(401);
 
-    setInterval(
-      () =>
-        console.log(
-          'DBG',
-          runs,
-          errors.map((e) => e.message),
-        ),
-      2000,
-    ).unref();
     await waitUntil('both tenants’ events to be handled', () => runs.length === 3, 30_000);
     expect([...runs].sort()).toEqual([
       `acme ${event.id} attempt 1`,
