@@ -2,7 +2,7 @@ import { ANSWER_NOW } from './answer-now.js';
 import { type BodyBudget, ByteBudget } from './body-budget.js';
 import { now } from './clock.js';
 import { withDeadline } from './deadline.js';
-import { tenantKeyPart } from './dedup-scope.js';
+import { isTenantId, tenantKeyPart } from './dedup-scope.js';
 import { type Accepted, DeliveryVerifier, type Verified } from './delivery-verifier.js';
 import {
   ConfigurationError,
@@ -373,7 +373,7 @@ class WebhookReceiver implements Webhooks {
     entry: InboxEntry,
   ): Promise<DeliveryVerifier> {
     const { tenant } = entry;
-    if (typeof tenant !== 'string' || tenant === '' || tenantKeyPart(tenant) === undefined) {
+    if (!isTenantId(tenant)) {
       const error = new UnauthenticatedInboxEntryError(
         'it names no tenant: a receiver with `tenant` runs only the entries its door wrote, each for its tenant.',
       );

@@ -58,6 +58,14 @@ export function tenantKeyPart(tenant: string): string | undefined {
 }
 
 /**
+ * Whether `value` can name a tenant: a non-empty string that {@link tenantKeyPart} can key (what a
+ * door writes into an entry, and all a worker takes from one).
+ */
+export function isTenantId(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && tenantKeyPart(value) !== undefined;
+}
+
+/**
  * A tenant's dedup scope: every prefix of the receiver's scope (its namespace, or one per secret of
  * the tenant) followed by the tenant's part, so the same event id under two tenants is two records,
  * even when the tenants share a secret. Never begins with `!`, the inbox runs' mark.

@@ -1,4 +1,4 @@
-import { tenantKeyPart } from './dedup-scope.js';
+import { isTenantId } from './dedup-scope.js';
 import { checkEnvelope } from './envelope.js';
 import { InvalidInboxEntryError } from './errors.js';
 import type { InboxEntry } from './types.js';
@@ -29,10 +29,7 @@ export function checkEntry(entry: InboxEntry): InboxEntry {
   if (!Number.isSafeInteger(secretIndex) || (secretIndex as number) < 0)
     throw new InvalidInboxEntryError('`secretIndex` must be a whole number from 0.');
   const { tenant } = entry as Partial<InboxEntry>;
-  if (
-    tenant !== undefined &&
-    (typeof tenant !== 'string' || tenantKeyPart(tenant) === undefined || tenant === '')
-  )
+  if (tenant !== undefined && !isTenantId(tenant))
     throw new InvalidInboxEntryError(
       '`tenant` must be a non-empty string of at most 128 characters, percent-encoded.',
     );

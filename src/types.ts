@@ -968,9 +968,9 @@ export interface InboxEntry {
   /**
    * The door's seal: `v1.` and an HMAC-SHA256 (keyed from `inboxKey`, or from the webhook secrets, a
    * tenant's own with `tenant`) over `event`, `receivedAt`, `secretIndex`, `traceparent` and `tenant`
-   * as the worker will read them. `process`
-   * refuses an entry whose seal does not hold, or that has none, as `UnauthenticatedInboxEntryError`
-   * (a poison message: dead-lettered at once, no handler run). An engine stores it as it is.
+   * as the worker will read them. `process` refuses an entry whose seal does not hold, or that has
+   * none, as `UnauthenticatedInboxEntryError` (a poison message: dead-lettered at once, no handler
+   * run). An engine stores it as it is.
    */
   readonly seal?: string;
   /**

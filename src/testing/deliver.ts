@@ -1,4 +1,4 @@
-import { SIGNATURE_HEADER, signPayload, type WebhookResponse, type Webhooks } from 'service-webhooks/core';
+import { type AnyWebhooks, SIGNATURE_HEADER, signPayload, type WebhookResponse } from 'service-webhooks/core';
 
 /**
  * How {@link deliver} sends an event.
@@ -13,7 +13,8 @@ export interface DeliverOptions {
 }
 
 /**
- * Sign an event as the service does and hand it to a receiver, without HTTP.
+ * Sign an event as the service does and hand it to a receiver (one with `tenant` too: name the tenant
+ * in `headers`, as its `tenant.from` reads it), without HTTP.
  *
  * @example
  * ```ts
@@ -23,7 +24,7 @@ export interface DeliverOptions {
  * ```
  */
 export function deliver(
-  webhooks: Webhooks,
+  webhooks: AnyWebhooks,
   event: unknown,
   options: DeliverOptions,
 ): Promise<WebhookResponse> {

@@ -73,6 +73,29 @@ async function queueEvents(rig: FlowRig, types: readonly WebhookEventName[], per
   }
 }
 
+/** How many handlers of each key run at once, the most each key and all keys together reached, and how many ended. */
+class RunningTally {
+  readonly #running = new Map<string, number>();
+  readonly most = new Map<string, number>();
+  together = 0;
+  ended = 0;
+
+  start(key: string): void {
+    const now = (this.#running.get(key) ?? 0) + 1;
+    this.#running.set(key, now);
+    this.most.set(key, Math.max(this.most.get(key) ?? 0, now));
+    this.together = Math.max(
+      this.together,
+      [...this.#running.values()].reduce((sum, count) => sum + count, 0),
+    );
+  }
+
+  end(key: string): void {
+    this.#running.set(key, this.#running.get(key)! - 1);
+    this.ended++;
+  }
+}
+
 /** The most starts any window of `windowMs` holds, each window opening at a start. */
 export function busiestWindow(starts: readonly number[], windowMs: number): number {
   const sorted = [...starts].sort((a, b) => a - b);
@@ -127,26 +150,21 @@ export function flowControlScenarios(name: string, createRig: () => Promise<Flow
     const rig = await createRig();
     const workers: { close(): Promise<void> }[] = [];
     try {
-      const running = new Map<string, number>();
-      const most = new Map<string, number>();
-      let handled = 0;
+      const tally = new RunningTally();
       const webhooks = quiet(createWebhooks({ secret: SECRET, store: new MemoryStore() }));
       webhooks.on(['payment.succeeded', 'payment.failed'], async (event) => {
-        const now = (running.get(event.type) ?? 0) + 1;
-        running.set(event.type, now);
-        most.set(event.type, Math.max(most.get(event.type) ?? 0, now));
+        tally.start(event.type);
         await new Promise((resolve) => setTimeout(resolve, 150));
-        running.set(event.type, running.get(event.type)! - 1);
-        handled++;
+        tally.end(event.type);
       });
       const concurrencyPerKey = { key: (entry: InboxEntry) => entry.event.type, max: 2 };
       await queueEvents(rig, ['payment.succeeded', 'payment.failed'], 8);
       for (let index = 0; index < 3; index++)
         workers.push(await rig.startWorker(webhooks, { concurrency: 4, attempts: 1, concurrencyPerKey }));
-      await waitUntil('16 handled events', () => handled >= 16, 30_000);
-      expect(Math.max(...most.values())).toBeLessThanOrEqual(2);
+      await waitUntil('16 handled events', () => tally.ended >= 16, 30_000);
+      expect(Math.max(...tally.most.values())).toBeLessThanOrEqual(2);
       // Twelve slots and two keys: each key ran two at once at some point, so the limit was what held.
-      expect([...most.values()]).toEqual([2, 2]);
+      expect([...tally.most.values()]).toEqual([2, 2]);
     } finally {
       for (const worker of workers) await worker.close();
       await rig.close();
@@ -157,10 +175,7 @@ export function flowControlScenarios(name: string, createRig: () => Promise<Flow
     const rig = await createRig();
     const workers: { close(): Promise<void> }[] = [];
     try {
-      const running = new Map<string, number>();
-      const most = new Map<string, number>();
-      let together = 0;
-      let handled = 0;
+      const tally = new RunningTally();
       const tenant = {
         from: { header: ACCOUNT_HEADER },
         secret: (account: string) => ACCOUNT_SECRETS[account],
@@ -168,25 +183,18 @@ export function flowControlScenarios(name: string, createRig: () => Promise<Flow
       const webhooks = createWebhooks({ tenant, store: new MemoryStore() });
       webhooks.onError(() => {});
       webhooks.on('payment.succeeded', async (_event, ctx) => {
-        const now = (running.get(ctx.tenant) ?? 0) + 1;
-        running.set(ctx.tenant, now);
-        most.set(ctx.tenant, Math.max(most.get(ctx.tenant) ?? 0, now));
-        together = Math.max(
-          together,
-          [...running.values()].reduce((sum, count) => sum + count, 0),
-        );
+        tally.start(ctx.tenant);
         // Held until four run at once, however slowly a loaded machine starts the workers: with a slot
         // per account they do; with one key for every account they never would (the wait gives up).
-        await waitUntil('four handlers at once', () => together >= 4, 5_000).catch(() => {});
+        await waitUntil('four handlers at once', () => tally.together >= 4, 5_000).catch(() => {});
         await new Promise((resolve) => setTimeout(resolve, 20));
-        running.set(ctx.tenant, running.get(ctx.tenant)! - 1);
-        handled++;
+        tally.end(ctx.tenant);
       });
       // One event type for both accounts: only the tenant tells their entries apart.
       const door = createWebhooks({ tenant, store: new MemoryStore(), inbox: rig.inbox });
       for (const account of ['acme', 'globex']) {
         for (let index = 0; index < 8; index++) {
-          const answer = await deliver(door as unknown as Webhooks, createTestEvent('payment.succeeded'), {
+          const answer = await deliver(door, createTestEvent('payment.succeeded'), {
             secret: ACCOUNT_SECRETS[account]!,
             headers: { [ACCOUNT_HEADER]: account },
           });
@@ -196,11 +204,11 @@ export function flowControlScenarios(name: string, createRig: () => Promise<Flow
       const concurrencyPerKey = { key: (entry: InboxEntry) => entry.tenant ?? '', max: 2 };
       for (let index = 0; index < 3; index++)
         workers.push(await rig.startWorker(webhooks, { concurrency: 4, attempts: 1, concurrencyPerKey }));
-      await waitUntil('16 handled events', () => handled >= 16, 30_000);
+      await waitUntil('16 handled events', () => tally.ended >= 16, 30_000);
       // Twelve slots, two accounts: each ran two at once at some point, and never three; and globex's
       // ran beside acme's backlog (four at once), which one key for every account would not allow.
-      expect(Object.fromEntries(most)).toEqual({ acme: 2, globex: 2 });
-      expect(together).toBe(4);
+      expect(Object.fromEntries(tally.most)).toEqual({ acme: 2, globex: 2 });
+      expect(tally.together).toBe(4);
     } finally {
       for (const worker of workers) await worker.close();
       await rig.close();
