@@ -718,13 +718,12 @@ class WebhookReceiver implements Webhooks {
     if (tenant !== undefined) entry = { ...entry, tenant };
     const key = run.key === undefined ? run.eventId : typeof run.key === 'string' ? run.key : run.key[0]!;
     // Sealed inside the write, so that an entry that cannot be sealed is refused like a failed write.
-    const sealAndWrite = (seals: InboxSeal) =>
-      seals.seal(entry).then((seal) => inbox.enqueue({ ...entry, seal }, key));
+    // A receiver of one registration makes no more closures per delivery than before tenants.
     const write = () =>
       settled(() =>
-        tenant === undefined
-          ? sealAndWrite(this.#verifier.inboxSeal)
-          : this.#tenantSeals(tenant).then(sealAndWrite),
+        (tenant === undefined ? this.#verifier.inboxSeal.seal(entry) : this.#tenantSeal(tenant, entry)).then(
+          (seal) => inbox.enqueue({ ...entry, seal }, key),
+        ),
       );
     return withDeadline(
       telemetry ? telemetry.step('inbox.enqueue', write) : write(),
@@ -737,13 +736,14 @@ class WebhookReceiver implements Webhooks {
   }
 
   /**
-   * The seal keys of a tenant the door has just verified a delivery for: found in the directory's
-   * cache but when it expired in between, then asked again; a tenant gone meanwhile fails the write.
+   * The entry sealed with the keys of a tenant the door has just verified a delivery for: found in the
+   * directory's cache but when it expired in between, then asked again; a tenant gone meanwhile fails
+   * the write.
    */
-  async #tenantSeals(tenant: string): Promise<InboxSeal> {
+  async #tenantSeal(tenant: string, entry: InboxEntry): Promise<string> {
     const found = await this.#tenants!.find(tenant);
     if (found instanceof WebhookError) throw found;
-    return found.inboxSeal;
+    return found.inboxSeal.seal(entry);
   }
 
   /** A worker's run ends in its ending, logged as a delivery's would be. */
